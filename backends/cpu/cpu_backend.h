@@ -1,0 +1,43 @@
+// The CPU reference backend: executes the tile IR with exact semantics (the semantics every other
+// backend is tested against). See backends/cpu/README.md.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <variant>
+
+#include "absl/status/status.h"
+#include "ir/kernel.h"
+
+namespace tilert::cpu {
+
+// A tensor argument: host memory holding `size_bytes` bytes of elements of type `storage`.
+// In Precision::kExact `storage` is the parameter's dtype; in Precision::kFloat64 it is f64.
+struct TensorArg {
+  void* data = nullptr;
+  size_t size_bytes = 0;
+  DType storage = DType::kF32;
+};
+// One value per kernel parameter, in signature order: int64_t for integer/bool scalars, double for
+// float scalars, TensorArg for tensors.
+using ArgValue = std::variant<int64_t, double, TensorArg>;
+
+enum class Precision {
+  kExact,    // every store rounds to the destination's dtype; gemm accumulates in its C dtype
+  kFloat64,  // no rounding anywhere: the float64 reference that kExact is checked against
+};
+
+struct RunOptions {
+  Precision precision = Precision::kExact;
+  int num_threads = 0;  // host threads for blocks; 0: std::thread::hardware_concurrency()
+};
+
+// Runs `kernel` over its whole grid. Errors: bad arguments, out-of-bounds accesses to tiles,
+// deadlocks (DeadlineExceeded-free: detected when every task of a block waits; the message names
+// the kernel, block, roles and barriers: "deadlock in kernel K block (x,y,z): role producer waits
+// on mbarrier empty[0] parity 0 (...)"), all as absl::Status with code Aborted for deadlocks.
+absl::Status run_kernel(const Kernel& kernel, std::span<const ArgValue> args,
+                        const RunOptions& options = {});
+
+}  // namespace tilert::cpu
