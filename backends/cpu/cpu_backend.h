@@ -31,12 +31,16 @@ enum class Precision {
 struct RunOptions {
   Precision precision = Precision::kExact;
   int num_threads = 0;  // host threads for blocks; 0: std::thread::hardware_concurrency()
+  // A cluster whose tasks make no progress for this long fails with DeadlineExceeded. Deadlocks
+  // are reported at once (Aborted); this only guards the reference itself against hanging.
+  int watchdog_ms = 10000;
 };
 
-// Runs `kernel` over its whole grid. Errors: bad arguments, out-of-bounds accesses to tiles,
-// deadlocks (DeadlineExceeded-free: detected when every task of a block waits; the message names
-// the kernel, block, roles and barriers: "deadlock in kernel K block (x,y,z): role producer waits
-// on mbarrier empty[0] parity 0 (...)"), all as absl::Status with code Aborted for deadlocks.
+// Runs `kernel` over its whole grid. Errors: bad arguments (InvalidArgument), out-of-bounds
+// accesses and broken IR (InvalidArgument naming kernel, line and op), deadlocks (Aborted, reported
+// as soon as every task of a block or cluster waits; the message names the kernel, the block, and
+// each waiting role with its barrier: "deadlock in kernel K block (x,y,z): role producer (threads
+// 0..127) waits on mbarrier empty[0] parity 0 at line 14 (phase 0: 0 of 128 arrivals, ...)").
 absl::Status run_kernel(const Kernel& kernel, std::span<const ArgValue> args,
                         const RunOptions& options = {});
 

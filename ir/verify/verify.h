@@ -20,6 +20,8 @@ struct Diagnostic {
   std::string kernel;   // kernel name
   std::string op;       // op mnemonic, e.g. "wait"; empty for kernel-level problems
   SourceLoc loc;        // line 0 when unknown (bytecode input)
+  int64_t op_index = -1;  // the op's pre-order index in its kernel (visit_stmts order, from 0);
+                          // -1 for kernel-level problems
   std::string message;  // what is wrong
   // "kernel K, line L: wait: message [rule]" (", op #N" instead of the line where it is unknown)
   std::string to_string() const;

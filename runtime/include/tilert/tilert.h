@@ -75,7 +75,8 @@ typedef struct tilert_device_info {
   const char* features;   /* comma-separated features the backend will use */
 } tilert_device_info;
 
-/* Available devices, best first (TILERT_DEVICE=kind[:i] moves that one to the front). */
+/* Available devices, best first (TILERT_DEVICE=kind[:i] moves that one to the front; when it names
+ * no available device, tilert_context_create fails with a message naming the variable). */
 int32_t tilert_device_count(tilert_context context);
 tilert_status tilert_device_get(tilert_context context, int32_t i, tilert_device* out);
 /* spec: "auto" (the best), "cpu", "cuda", "cuda:1", "vulkan:0", "hip:0". */
@@ -159,8 +160,9 @@ tilert_arg tilert_arg_int(int64_t value);
 tilert_arg tilert_arg_float(double value);
 
 /* Launches `kernel` on `stream` (the device the module was loaded for). Argument errors name the
- * argument. Execution errors (deadlock, timeout, fault) are returned by this call or by the next
- * tilert_stream_sync on the stream, depending on the device. */
+ * argument; nothing runs and the stream does not keep them. Execution errors (deadlock, timeout,
+ * fault) are returned by this call or by the next tilert_stream_sync on the stream, depending on
+ * the device (the cpu device runs launches synchronously and returns them from both). */
 tilert_status tilert_launch(tilert_kernel kernel, tilert_stream stream, const tilert_arg* args,
                             size_t num_args);
 
