@@ -127,6 +127,18 @@ T wrap_integer(double v) {
   double clamped = std::fmax(std::fmin(v, 9.2e18), -9.2e18);
   return static_cast<T>(static_cast<int64_t>(clamped));
 }
+
+// Narrows a double to float rounding to odd (truncate, then set the last bit if inexact). Rounding
+// that float again to a 16-bit format gives the correctly rounded result of the double, which a
+// plain double -> float -> half conversion (two round-to-nearest steps) does not always give.
+float to_float_round_to_odd(double v) {
+  float f = static_cast<float>(v);
+  if (std::isnan(v) || std::isinf(f) || static_cast<double>(f) == v) return f;
+  if (std::fabs(static_cast<double>(f)) > std::fabs(v)) f = std::nextafter(f, 0.0f);
+  uint32_t bits = std::bit_cast<uint32_t>(f) | 1u;
+  return std::bit_cast<float>(bits);
+}
+
 }  // namespace
 
 double round_to_dtype(double v, DType t) {
@@ -137,8 +149,8 @@ double round_to_dtype(double v, DType t) {
     case DType::kI32: return wrap_integer<int32_t>(v);
     case DType::kU32: return wrap_integer<uint32_t>(v);
     case DType::kI64: return static_cast<double>(wrap_integer<int64_t>(v));
-    case DType::kF16: return f16_bits_to_f32(f32_to_f16_bits(static_cast<float>(v)));
-    case DType::kBF16: return bf16_bits_to_f32(f32_to_bf16_bits(static_cast<float>(v)));
+    case DType::kF16: return f16_bits_to_f32(f32_to_f16_bits(to_float_round_to_odd(v)));
+    case DType::kBF16: return bf16_bits_to_f32(f32_to_bf16_bits(to_float_round_to_odd(v)));
     case DType::kF32: return static_cast<float>(v);
     case DType::kF64: return v;
   }

@@ -37,7 +37,7 @@ struct RunOptions {
 };
 
 // Runs `kernel` over its whole grid. Errors: bad arguments (InvalidArgument), out-of-bounds
-// accesses and broken IR (InvalidArgument naming kernel, line and op), deadlocks (Aborted, reported
+// accesses and broken IR (OutOfRange naming kernel, line and op), deadlocks (Aborted, reported
 // as soon as every task of a block or cluster waits; the message names the kernel, the block, and
 // each waiting role with its barrier: "deadlock in kernel K block (x,y,z): role producer (threads
 // 0..127) waits on mbarrier empty[0] parity 0 at line 14 (phase 0: 0 of 128 arrivals, ...)").

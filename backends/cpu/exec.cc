@@ -53,7 +53,8 @@ absl::Status TaskExecutor::error(std::string_view message) const {
     if (current_->loc.line != 0) absl::StrAppend(&where, " line ", current_->loc.line);
     absl::StrAppend(&where, ": ", av(stmt_op_name(*current_)));
   }
-  return absl::InvalidArgumentError(absl::StrCat(where, ": ", av(message)));
+  // A fault of the running kernel (out-of-bounds access, broken IR): an execution error.
+  return absl::OutOfRangeError(absl::StrCat(where, ": ", av(message)));
 }
 
 std::string TaskExecutor::at_line() const {

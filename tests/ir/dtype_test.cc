@@ -51,3 +51,16 @@ TEST_CASE("promotion") {
 }
 
 }  // namespace tilert
+
+namespace tilert {
+TEST_CASE("rounding a double to f16 and bf16 rounds once, not twice") {
+  // 1 + 2^-11 + 2^-40 lies just above the f16 tie between 1 and 1 + 2^-10: it must round up.
+  // Through float first, the 2^-40 is lost and the tie rounds to even (down).
+  double v = 1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40);
+  CHECK(round_to_dtype(v, DType::kF16) == 1.0 + std::ldexp(1.0, -10));
+  double w = 1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -40);
+  CHECK(round_to_dtype(w, DType::kBF16) == 1.0 + std::ldexp(1.0, -7));
+  CHECK(round_to_dtype(1.0 + std::ldexp(1.0, -11), DType::kF16) == 1.0);  // exact tie: to even
+  CHECK(round_to_dtype(1e6, DType::kF16) == INFINITY);
+}
+}  // namespace tilert

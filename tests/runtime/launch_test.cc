@@ -221,5 +221,28 @@ TEST_CASE("a deadlocking warp-specialized launch reports the barrier; the stream
   CHECK(tilert_stream_sync(f.stream) == TILERT_OK);  // reported once, then cleared
 }
 
+// The index into the shared tile depends on a scalar argument, so only execution can find it out
+// of bounds: a fault of the kernel, not a bad argument.
+constexpr const char* kScalarIndex = R"(
+kernel scalar_index(Out: f32[64], i: i32) grid(1) threads(64) {
+  shared S: f32[64]
+  S[tx] = 2.0
+  barrier
+  Out[tx] = S[i]
+}
+)";
+
+TEST_CASE("an out-of-bounds tile access during execution is an execution error") {
+  CpuFixture f;
+  tilert_kernel kernel = f.load_kernel(kScalarIndex, "scalar_index");
+  int64_t n = 64;
+  tilert_buffer out = f.buffer(64 * 4);
+  tilert_arg args[] = {tilert_arg_tensor(out, TILERT_F32, 1, &n), tilert_arg_int(3)};
+  REQUIRE_MESSAGE(tilert_launch(kernel, f.stream, args, 2) == TILERT_OK, last_error());
+  args[1] = tilert_arg_int(64);
+  CHECK_FAILS_WITH(tilert_launch(kernel, f.stream, args, 2), TILERT_ERROR_EXECUTION,
+                   "index 64 out of bounds of S dimension 0 (size 64)");
+}
+
 }  // namespace
 }  // namespace tilert_test
