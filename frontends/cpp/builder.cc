@@ -3,39 +3,11 @@
 #include "frontends/cpp/builder.h"
 
 #include "absl/strings/str_cat.h"
+#include "frontends/text/reserved_words.h"
 #include "ir/status.h"
 
 namespace tilert::tl {
 namespace {
-
-// Words the .tile grammar reserves: a symbol named like one could not be printed and re-read.
-constexpr std::string_view kKeywords[] = {
-    "kernel", "in", "else", "shared", "fragment", "local", "mbarrier", "copy", "copy_async",
-    "gemm", "fill", "clear", "reduce_sum", "reduce_max", "reduce_min", "parallel", "serial",
-    "unroll", "pipelined", "if", "atomic_add", "barrier", "subgroup_barrier", "named_barrier",
-    "named_arrive", "arrive", "arrive_expect_tx", "wait", "fence", "cluster_sync", "role",
-    "true", "false", "inf", "nan",
-};
-constexpr std::string_view kFuncWords[] = {
-#define TILERT_X(e, s, n) s,
-    TILERT_FUNCS(TILERT_X)
-#undef TILERT_X
-};
-constexpr std::string_view kBuiltinWords[] = {
-#define TILERT_X(e, s) s,
-    TILERT_BUILTINS(TILERT_X)
-#undef TILERT_X
-};
-
-bool is_reserved(std::string_view word) {
-  for (std::string_view k : kKeywords)
-    if (k == word) return true;
-  for (std::string_view k : kFuncWords)
-    if (k == word) return true;
-  for (std::string_view k : kBuiltinWords)
-    if (k == word) return true;
-  return dtype_from_name(word).has_value();
-}
 
 bool is_identifier(std::string_view s) {
   auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
@@ -85,7 +57,7 @@ bool KernelBuilder::visible(SymbolId id) const {
 
 std::optional<SymbolId> KernelBuilder::declare(std::string name, SymbolKind kind, DType dtype,
                                                std::string_view what) {
-  if (!is_identifier(name) || is_reserved(name)) {
+  if (!is_identifier(name) || is_reserved_word(name)) {
     fail(absl::StrCat(av(what), ": '", name, "' is not a valid name (reserved word or not an identifier)"));
     return std::nullopt;
   }

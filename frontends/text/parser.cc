@@ -6,10 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "frontends/text/parser_impl.h"
+#include "frontends/text/reserved_words.h"
 #include "ir/status.h"
 
 namespace tilert {
-namespace text {
 namespace {
 
 constexpr std::string_view kStatementKeywords[] = {
@@ -41,6 +41,8 @@ bool is_reserved_word(std::string_view word) {
     if (k == word) return true;
   return dtype_from_name(word).has_value();
 }
+
+namespace text {
 
 // ---- Token cursor ----
 

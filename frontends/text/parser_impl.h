@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "frontends/text/lexer.h"
+#include "frontends/text/reserved_words.h"
 #include "ir/kernel.h"
 
 namespace tilert::text {
@@ -19,7 +20,6 @@ inline constexpr int kMaxNesting = 200;
 
 // True for words that cannot name a symbol: statement keywords, dtypes, functions, builtins,
 // true/false/inf/nan, `kernel`, `in`, `else`.
-bool is_reserved_word(std::string_view word);
 
 class Parser {
  public:
