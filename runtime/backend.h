@@ -28,6 +28,10 @@ struct DeviceRecord {
   std::string features;               // comma-separated
   CapabilitySet capabilities = 0;     // what kernels may declare with requires(...)
   int64_t shared_memory_limit = 0;    // bytes per block for the verifier; 0: unlimited
+  // Why this device cannot run kernels yet ("" when it can): a backend whose devices are found
+  // before its lowerer exists. Such devices still hold buffers; the context lists them after
+  // every device that can run kernels, so `auto` never picks them.
+  std::string cannot_run_kernels;
   std::shared_ptr<void> state;        // the backend's own per-device state
 };
 

@@ -66,6 +66,11 @@ absl::StatusOr<std::shared_ptr<ContextState>> create_context_state() {
   for (const Backend* backend : backend_registry()) {
     context->backends.push_back(probe_backend(*backend, &context->devices));
   }
+  // Devices that cannot run kernels yet go last (registry order otherwise kept): "best first"
+  // means best at running kernels, so `auto` and TILERT_DEVICE-less callers land on one that can.
+  std::stable_partition(context->devices.begin(), context->devices.end(), [](const auto& device) {
+    return device->record.cannot_run_kernels.empty();
+  });
   RETURN_IF_ERROR(apply_device_override(context.get()));
   return context;
 }

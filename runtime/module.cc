@@ -77,12 +77,24 @@ absl::StatusOr<tilert_module_s*> load_module(tilert_context context, tilert_devi
                                              std::string_view source_name, bool from_file) {
   ASSIGN_OR_RETURN(Module module, decode_module(bytes, source_name, from_file));
   VerifyOptions options;
-  options.shared_memory_limit = device->record.shared_memory_limit;
+  // Launch arguments, not the parameter defaults the static sync check assumes, decide whether a
+  // kernel's barriers deadlock: its findings do not stop a load (the backend reports real hangs).
+  options.sync_protocol_severity = Severity::kWarning;
   absl::Status verified = verify_module_status(module, options);
   if (!verified.ok()) {
     return as_bad_input(verified, from_file ? absl::StrCat(av(source_name), ": ") : "");
   }
   RETURN_IF_ERROR(check_device_supports(module, *device));
+  // A valid kernel that needs more shared memory than this device has is not bad input: the device
+  // cannot run it (another device may).
+  if (device->record.shared_memory_limit > 0) {
+    options.shared_memory_limit = device->record.shared_memory_limit;
+    absl::Status fits = verify_module_status(module, options);
+    if (!fits.ok()) {
+      return absl::UnimplementedError(
+          absl::StrCat(device->label, " cannot run this module: ", fits.message()));
+    }
+  }
 
   auto loaded = std::make_unique<tilert_module_s>();
   loaded->context = context->state;

@@ -48,9 +48,11 @@ fi
 
 if [ "${SKIP_SANITIZERS:-}" != 1 ]; then
   section "AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
+  # No -Werror here: GCC 12 reports false maybe-uninitialized warnings inside libstdc++ (std::regex)
+  # once the sanitizers instrument it; the plain build above is the warning gate.
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-  if setup_build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dwerror=$werror \
+  if setup_build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dwerror=false \
       && ninja -C build-asan; then
     # The install test builds a separate C program; it is covered by the plain build.
     meson test -C build-asan --print-errorlogs --num-processes 2 --no-suite install

@@ -34,6 +34,11 @@ struct RunOptions {
   // A cluster whose tasks make no progress for this long fails with DeadlineExceeded. Deadlocks
   // are reported at once (Aborted); this only guards the reference itself against hanging.
   int watchdog_ms = 10000;
+  // Detect data races on shared memory (backends/cpu/race_check.h): the first race fails the run
+  // with DataLoss ("race in kernel K block (0,0,0) on As[0, 0, 0]: write by copy_async at line 14
+  // (role producer) and read by gemm at line 22 (role consumer) are not ordered by any barrier").
+  // Results are the same as without; only the run is slower.
+  bool check_races = false;
 };
 
 // Runs `kernel` over its whole grid. Errors: bad arguments (InvalidArgument), out-of-bounds

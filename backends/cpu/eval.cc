@@ -112,6 +112,8 @@ absl::Status TaskExecutor::eval_load(const Expr& e, int64_t tx, Value* out) {
   int64_t offset;
   std::string bad = tile->offset_of(index, &offset);
   if (!bad.empty()) return error(bad);
+  if (races_ != nullptr && s.kind == SymbolKind::kShared)
+    races_->read(*tile, offset, parallel_threads_ != nullptr ? kGroupLane : tx, current_);
   *out = tile->get(s.kind == SymbolKind::kLocal ? tx : 0, offset);
   return absl::OkStatus();
 }

@@ -95,6 +95,8 @@ absl::Status TaskExecutor::exec_block(const Block& body, const ActiveThreads& th
     RETURN_IF_ERROR(scheduler_.check_alive());
     if (body[i].as<RoleOp>() == nullptr) {
       RETURN_IF_ERROR(exec_stmt(body[i], threads));
+      // Race checking: the first race found by this statement's accesses ends the run.
+      if (races_ != nullptr) RETURN_IF_ERROR(block_.cluster->races->status());
       continue;
     }
     // Consecutive roles split the group's threads and run concurrently.
@@ -130,6 +132,7 @@ absl::Status TaskExecutor::exec_stmt(const Stmt& s, const ActiveThreads& threads
   if (s.as<ClusterSyncOp>()) return exec_cluster_sync(*this, threads);
   // Threads run in lockstep here and every store is immediately visible: subgroup barriers and
   // fences have nothing to order.
+  if (s.as<SubgroupBarrierOp>() && races_ != nullptr) races_->subgroup_barrier(threads.first, threads.on);
   if (s.as<SubgroupBarrierOp>() || s.as<FenceOp>()) return absl::OkStatus();
   if (s.as<RoleOp>()) return exec_roles({s.as<RoleOp>()}, threads);
   return error("empty statement");
@@ -170,6 +173,7 @@ absl::Status TaskExecutor::exec_declare(const DeclareOp& op, const ActiveThreads
     threads.for_each([&](int64_t tx) { slot->clear_lane(tx); });
     return absl::OkStatus();
   }
+  if (slot != nullptr && races_ != nullptr) block_.cluster->races->forget(*slot);
   slot = std::make_unique<Tile>(s.name, s.dtype, std::move(shape), lanes);
   return absl::OkStatus();
 }
@@ -249,13 +253,19 @@ absl::Status TaskExecutor::exec_roles(const std::vector<const RoleOp*>& roles, c
         ? absl::StrCat("block (", block_.index[0], ",", block_.index[1], ",", block_.index[2], ") ")
         : std::string();
     labels.push_back(absl::StrCat(block_label, "role ", r->name, " (threads ", first, "..", first + r->threads - 1, ")"));
-    bodies.push_back([this, r, first](Task& task) {
+    bodies.push_back([this, r, first, position = bodies.size()](Task& task) {
       TaskExecutor role(launch_, block_, scheduler_, task);
-      return role.run(r->body, ActiveThreads::all(first, r->threads));
+      // Race checking: the role starts with everything its parent did (fork).
+      if (races_ != nullptr) role.races_ = races_->start_child(position, &r->name);
+      absl::Status status = role.run(r->body, ActiveThreads::all(first, r->threads));
+      if (role.races_ != nullptr) role.races_->finish();
+      return status;
     });
     first += r->threads;
   }
-  return scheduler_.run_children(task_, labels, bodies);
+  RETURN_IF_ERROR(scheduler_.run_children(task_, labels, bodies));
+  if (races_ != nullptr) races_->join_children();  // the parent resumes after all its roles
+  return absl::OkStatus();
 }
 
 absl::Status TaskExecutor::exec_parallel(const ParallelOp& op, const ActiveThreads& threads) {

@@ -81,6 +81,8 @@ absl::Status TaskExecutor::exec_assign(const AssignOp& op, const ActiveThreads& 
       write_per_thread(*tile, op.target, st.tx, st.offset, st.value);
     else
       tile->set(0, st.offset, st.value);
+    if (races_ != nullptr && s.kind == SymbolKind::kShared)
+      races_->write(*tile, st.offset, parallel_threads_ != nullptr ? kGroupLane : st.tx, current_);
   }
   return absl::OkStatus();
 }

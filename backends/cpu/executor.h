@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/memory.h"
+#include "backends/cpu/race_check.h"
 #include "backends/cpu/scheduler.h"
 #include "backends/cpu/sync.h"
 #include "backends/cpu/values.h"
@@ -39,6 +40,7 @@ struct ClusterState {
   bool many_blocks = false;
   ThreadBarrier barrier;
   std::unique_ptr<ClusterScheduler> scheduler;
+  std::unique_ptr<RaceChecker> races;  // RunOptions::check_races only
 };
 
 struct BlockState {
@@ -81,6 +83,10 @@ class TaskExecutor {
   bool exact() const { return launch_.exact(); }
   ClusterScheduler& scheduler() { return scheduler_; }
   Task& task() { return task_; }
+  // Race checking (RunOptions::check_races): this task's hooks, or nullptr when not checking.
+  TaskRaces* races() { return races_; }
+  void set_races(TaskRaces* races) { races_ = races; }
+  const Stmt* current_stmt() const { return current_; }
   // "kernel K line L: op: message" for the statement being executed.
   absl::Status error(std::string_view message) const;
   // " at line L", or nothing where the line is unknown.
@@ -129,6 +135,7 @@ class TaskExecutor {
   ClusterScheduler& scheduler_;
   Task& task_;
   const Stmt* current_ = nullptr;  // the statement being executed, for error messages
+  TaskRaces* races_ = nullptr;     // set only in race-checking mode
 
   const ActiveThreads* parallel_threads_ = nullptr;  // set while a parallel body runs
   std::vector<uint8_t> parallel_local_;              // by symbol: declared inside that body

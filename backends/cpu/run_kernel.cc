@@ -120,10 +120,12 @@ absl::Status run_cluster(LaunchState& launch, const int64_t origin[3], const int
   state.scheduler = std::make_unique<ClusterScheduler>(
       absl::StrCat("deadlock in kernel ", k.name, " ", where), absl::StrCat("kernel ", k.name, " ", where),
       std::chrono::milliseconds(std::max(1, options.watchdog_ms)), &launch.cancelled);
+  if (options.check_races) state.races = std::make_unique<RaceChecker>(k.name);
   std::vector<ClusterScheduler::Body> bodies;
   for (auto& b : block_states) {
     bodies.push_back([&launch, &state, block = b.get(), threads](Task& task) {
       TaskExecutor executor(launch, *block, *state.scheduler, task);
+      if (state.races) executor.set_races(state.races->start_root(*block));
       return executor.run(launch.kernel.body, ActiveThreads::all(0, threads));
     });
   }

@@ -22,6 +22,7 @@ class Mbarrier {
   void complete_bytes(int64_t bytes);
 
   int parity() const { return static_cast<int>(phase_ & 1); }
+  int64_t completed_phases() const { return phase_; }  // for the race checker (race_check.h)
   // wait(parity p) returns once the phase with parity p has completed.
   bool passed(int64_t p) const { return parity() != p; }
   // "phase 0: 0 of 128 arrivals, 0 bytes pending"

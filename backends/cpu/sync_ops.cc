@@ -23,9 +23,12 @@ absl::Status arrive_and_wait(TaskExecutor& ex, ThreadBarrier& barrier, int64_t t
   uint64_t phase = 0;
   std::string bad = barrier.arrive(threads, expected, &phase);
   if (!bad.empty()) return ex.error(bad);
+  if (ex.races() != nullptr) ex.races()->barrier_arrive(barrier, phase, wait);
   if (!wait) return absl::OkStatus();
-  return wait_for(ex, [&barrier, phase] { return barrier.passed(phase); }, std::move(what),
-                  [&barrier] { return barrier.describe(); });
+  RETURN_IF_ERROR(wait_for(ex, [&barrier, phase] { return barrier.passed(phase); }, std::move(what),
+                           [&barrier] { return barrier.describe(); }));
+  if (ex.races() != nullptr) ex.races()->barrier_passed(barrier, phase);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -75,7 +78,9 @@ absl::Status exec_arrive(TaskExecutor& ex, const MbarrierArriveOp& op, const Act
   Mbarrier* barrier;
   std::string label;
   RETURN_IF_ERROR(resolve_mbarrier(ex, op.barrier, threads, &barrier, &label));
+  int64_t phases_before = barrier->completed_phases();
   std::string bad = barrier->arrive(threads.count());
+  if (bad.empty() && ex.races() != nullptr) ex.races()->mbarrier_release(*barrier, phases_before);
   return bad.empty() ? absl::OkStatus() : ex.error(absl::StrCat("mbarrier ", label, ": ", bad));
 }
 
@@ -87,7 +92,9 @@ absl::Status exec_expect_tx(TaskExecutor& ex, const MbarrierExpectTxOp& op, cons
   RETURN_IF_ERROR(ex.eval_uniform_int(op.bytes, threads, "byte count", &bytes));
   if (bytes < 0) return ex.error(absl::StrCat("mbarrier ", label, ": negative byte count ", bytes));
   // Once for the group: one elected thread expects the bytes and arrives.
+  int64_t phases_before = barrier->completed_phases();
   std::string bad = barrier->expect_bytes_and_arrive(bytes);
+  if (bad.empty() && ex.races() != nullptr) ex.races()->mbarrier_release(*barrier, phases_before);
   return bad.empty() ? absl::OkStatus() : ex.error(absl::StrCat("mbarrier ", label, ": ", bad));
 }
 
@@ -104,10 +111,12 @@ absl::Status exec_wait(TaskExecutor& ex, const MbarrierWaitOp& op, const ActiveT
   auto current = [array, index]() -> const Mbarrier* {
     return index < array->size() ? &(*array)[index] : nullptr;
   };
-  return wait_for(
+  RETURN_IF_ERROR(wait_for(
       ex, [current, parity] { return current() == nullptr || current()->passed(parity); },
       absl::StrCat("mbarrier ", label, " parity ", parity, ex.at_line()),
-      [current] { return current() != nullptr ? current()->describe() : std::string("redeclared"); });
+      [current] { return current() != nullptr ? current()->describe() : std::string("redeclared"); }));
+  if (ex.races() != nullptr && current() != nullptr) ex.races()->mbarrier_passed(*current());
+  return absl::OkStatus();
 }
 
 }  // namespace tilert::cpu

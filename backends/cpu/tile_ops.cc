@@ -34,6 +34,8 @@ struct RegionView {
   std::vector<uint8_t> kept;    // per buffer dimension: part of the region's shape
   std::vector<int64_t> shape;   // the region's shape (extents of kept dimensions)
   int64_t elements = 0;
+  TaskRaces* races = nullptr;  // race checking of a shared tile: the task's hooks
+  const Stmt* site = nullptr;  // ... and the op, for race reports
 
   // The buffer index of the region's element `pos` (row-major over `shape`).
   void index_of(int64_t pos, std::vector<int64_t>* index) const {
@@ -47,12 +49,16 @@ struct RegionView {
     }
   }
   Value read(const std::vector<int64_t>& index) const {
-    if (tile != nullptr) return tile->get(0, tile->offset(index));
+    if (tile != nullptr) {
+      if (races != nullptr) races->read(*tile, tile->offset(index), kGroupLane, site);
+      return tile->get(0, tile->offset(index));
+    }
     if (!tensor->contains(index)) return convert(Value::integer(0), dtype, false);
     return tensor->read(tensor->offset(index));
   }
   void write(const std::vector<int64_t>& index, Value v) const {
     if (tile != nullptr) {
+      if (races != nullptr) races->write(*tile, tile->offset(index), kGroupLane, site);
       tile->set(0, tile->offset(index), v);
     } else if (tensor->contains(index)) {
       tensor->write(tensor->offset(index), v);
@@ -92,6 +98,10 @@ absl::Status resolve(TaskExecutor& ex, const Region& r, const ActiveThreads& thr
   } else if (s.kind == SymbolKind::kShared || s.kind == SymbolKind::kFragment) {
     RETURN_IF_ERROR(ex.storage(r.buffer, &view->tile));
     buffer_shape = &view->tile->shape();
+    if (s.kind == SymbolKind::kShared) {
+      view->races = ex.races();
+      view->site = ex.current_stmt();
+    }
   } else {
     return ex.error(absl::StrCat(s.name, " (", av(symbol_kind_name(s.kind)),
                                  ") is not a tile or global tensor"));
@@ -163,7 +173,9 @@ absl::Status exec_copy_async(TaskExecutor& ex, const CopyAsyncOp& op, const Acti
   DType type;
   // The copy lands at once; its completion then counts the bytes it wrote against the barrier.
   RETURN_IF_ERROR(copy_region(ex, op.src, op.dst, threads, &elements, &type));
+  int64_t phases_before = barrier->completed_phases();
   barrier->complete_bytes(elements * dtype_size(type));
+  if (ex.races() != nullptr) ex.races()->mbarrier_release(*barrier, phases_before);
   return absl::OkStatus();
 }
 

@@ -128,7 +128,7 @@ absl::StatusOr<double> timed_launch(tilert_kernel kernel, tilert_stream stream,
 }
 
 absl::Status run_reference(const Kernel& kernel, std::span<HostTensor> tensors,
-                           std::span<const ScalarValue> scalars) {
+                           std::span<const ScalarValue> scalars, bool check_races) {
   std::vector<cpu::ArgValue> args(kernel.num_params);
   for (uint32_t p = 0; p < kernel.num_params; ++p) {
     if (scalars[p].is_float) {
@@ -144,6 +144,7 @@ absl::Status run_reference(const Kernel& kernel, std::span<HostTensor> tensors,
   }
   cpu::RunOptions options;
   options.precision = cpu::Precision::kFloat64;
+  options.check_races = check_races;
   absl::Status s = cpu::run_kernel(kernel, args, options);
   if (!s.ok()) {
     return absl::Status(s.code(), absl::StrCat("float64 reference run of ", kernel.name, ": ",
@@ -192,6 +193,11 @@ absl::StatusOr<CheckedRun> checked_run(tilert_context context, tilert_device dev
                              "creating a stream"));
   cli::StreamHandle stream(raw_stream);
 
+  if (options.check_races) {
+    // On copies: the reference run that --check compares with starts from the inputs again.
+    std::vector<HostTensor> copies = tensors;
+    RETURN_IF_ERROR(run_reference(kernel, copies, scalars, true));
+  }
   CheckedRun run;
   run.tolerance_depth = tolerance_depth(kernel, scalars);
   ASSIGN_OR_RETURN(run.launch_seconds,
@@ -205,7 +211,7 @@ absl::StatusOr<CheckedRun> checked_run(tilert_context context, tilert_device dev
                                        kernel.symbols[tensors[i].param].name));
       device_values.push_back(std::move(values));
     }
-    RETURN_IF_ERROR(run_reference(kernel, tensors, scalars));
+    RETURN_IF_ERROR(run_reference(kernel, tensors, scalars, false));
     for (size_t i = 0; i < tensors.size(); ++i) {
       const HostTensor& t = tensors[i];
       run.comparisons.push_back(compare_tensor(kernel.symbols[t.param].name, t.dtype, t.shape,

@@ -50,6 +50,10 @@ absl::StatusOr<bool> take_run_option(ArgCursor& cursor, RunRequest* request) {
     request->options.compare = true;
     return true;
   }
+  if (cursor.take_flag("--check-races")) {
+    request->options.check_races = true;
+    return true;
+  }
   return false;
 }
 
@@ -177,7 +181,7 @@ const Command kRunCommand = {
     "run",
     "launch a kernel on a device with random inputs (and check it)",
     "usage: tilert run IN [--kernel NAME] [--device SPEC] [--size K=V,...] [--check]\n"
-    "                     [--bench N] [--seed S]\n"
+    "                     [--check-races] [--bench N] [--seed S]\n"
     "\n"
     "Launches one kernel of IN (.tile or .tbc) with seeded random tensors: floats uniform in\n"
     "[-1, 1], integers in [-4, 4] ([0, 8] unsigned). Scalar parameters take their defaults,\n"
@@ -188,6 +192,9 @@ const Command kRunCommand = {
     "  --check          compare every tensor with the float64 CPU reference; exit 1 if any\n"
     "                   element is outside |dev - ref| <= abs + rel * |ref|, the dtype's\n"
     "                   tolerance for a reduction as long as the largest integer parameter\n"
+    "  --check-races    first run the CPU reference checking shared memory for data races\n"
+    "                   (accesses of different roles or threads not ordered by a barrier);\n"
+    "                   exit 1 with the first race\n"
     "  --bench N        time N more launches and print the min and median\n"
     "  --seed S         seed of the random inputs (default 1)\n",
     run_run,

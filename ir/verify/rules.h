@@ -32,5 +32,9 @@ void verify_mbarriers(VerifyContext& ctx);
 void verify_roles(VerifyContext& ctx);
 // capabilities.cc — features used against requires(...).
 void verify_capabilities(VerifyContext& ctx);
+// sync_protocol.cc — abstract execution of the synchronization skeleton with parameter defaults:
+// mbarrier deadlocks and stage cycles, arrival counts no phase can match, shared-memory races
+// between roles. Reported with options.sync_protocol_severity.
+void verify_sync_protocol(VerifyContext& ctx);
 
 }  // namespace tilert

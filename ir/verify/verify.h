@@ -10,9 +10,16 @@
 
 namespace tilert {
 
+// Errors make a module invalid; warnings are findings that may not hold for every launch.
+enum class Severity : uint8_t { kError, kWarning };
+
 struct VerifyOptions {
   // Shared memory available to one block in bytes; 0: do not check.
   int64_t shared_memory_limit = 0;
+  // How the static sync rules (mbarrier-deadlock, mbarrier-arrival-count, shared-race) report.
+  // They evaluate the kernel with its parameter defaults, so callers that launch with other
+  // arguments (module load, `tilert run`) make them warnings.
+  Severity sync_protocol_severity = Severity::kError;
 };
 
 struct Diagnostic {
@@ -23,13 +30,15 @@ struct Diagnostic {
   int64_t op_index = -1;  // the op's pre-order index in its kernel (visit_stmts order, from 0);
                           // -1 for kernel-level problems
   std::string message;  // what is wrong
-  // "kernel K, line L: wait: message [rule]" (", op #N" instead of the line where it is unknown)
+  Severity severity = Severity::kError;
+  // "kernel K, line L: wait: message [rule]" (", op #N" instead of the line where it is unknown;
+  // "warning: " before the op for warnings)
   std::string to_string() const;
 };
 
 std::vector<Diagnostic> verify_module(const Module& module, const VerifyOptions& options = {});
 
-// OK, or InvalidArgument whose message lists every diagnostic, one per line.
+// OK, or InvalidArgument whose message lists every error, one per line (warnings are left out).
 absl::Status verify_module_status(const Module& module, const VerifyOptions& options = {});
 
 }  // namespace tilert

@@ -55,7 +55,7 @@ TEST_CASE("wrapper errors carry the code and the message") {
   rt::Result<rt::Context> context = rt::Context::create();
   REQUIRE(context.ok());
   CHECK(context->backends().size() == 4);
-  CHECK(context->devices().size() == 1);
+  CHECK(context->devices().size() >= 1);  // the cpu, then any vulkan device (lavapipe in CI)
 
   rt::Result<rt::Device> tpu = context->find_device("tpu");
   CHECK_FALSE(tpu.ok());

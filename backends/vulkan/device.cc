@@ -1,0 +1,336 @@
+#include "backends/vulkan/device.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/status.h"
+
+namespace tilert::vulkan {
+
+namespace {
+
+// Spelled out: the Vulkan headers this build compiles against may predate the extension.
+constexpr const char* kCooperativeMatrixExtension = "VK_KHR_cooperative_matrix";
+
+absl::StatusOr<std::vector<std::string>> device_extensions(const Dispatch& vk,
+                                                           VkPhysicalDevice device) {
+  uint32_t count = 0;
+  VK_RETURN_IF_ERROR(vk.vkEnumerateDeviceExtensionProperties(device, nullptr, &count, nullptr),
+                     "vkEnumerateDeviceExtensionProperties");
+  std::vector<VkExtensionProperties> properties(count);
+  VK_RETURN_IF_ERROR(
+      vk.vkEnumerateDeviceExtensionProperties(device, nullptr, &count, properties.data()),
+      "vkEnumerateDeviceExtensionProperties");
+  std::vector<std::string> names;
+  for (uint32_t i = 0; i < count; ++i) names.emplace_back(properties[i].extensionName);
+  return names;
+}
+
+bool has(const std::vector<std::string>& names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// The first queue family that can run compute work, or nothing.
+std::optional<uint32_t> compute_queue_family(const Dispatch& vk, VkPhysicalDevice device) {
+  uint32_t count = 0;
+  vk.vkGetPhysicalDeviceQueueFamilyProperties(device, &count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(count);
+  vk.vkGetPhysicalDeviceQueueFamilyProperties(device, &count, families.data());
+  for (uint32_t i = 0; i < count; ++i) {
+    if ((families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) != 0 && families[i].queueCount > 0) {
+      return i;
+    }
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<PhysicalDeviceInfo> describe(const Dispatch& vk, VkPhysicalDevice handle,
+                                            uint32_t index) {
+  PhysicalDeviceInfo info;
+  info.handle = handle;
+  info.index = index;
+
+  VkPhysicalDeviceProperties basic{};
+  vk.vkGetPhysicalDeviceProperties(handle, &basic);
+  info.api_version = basic.apiVersion;
+  info.type = basic.deviceType;
+  info.name = basic.deviceName;
+  info.max_shared_memory_bytes = basic.limits.maxComputeSharedMemorySize;
+  info.max_invocations = basic.limits.maxComputeWorkGroupInvocations;
+  info.max_push_constant_bytes = basic.limits.maxPushConstantsSize;
+
+  // Vulkan 1.2 devices report driver properties and the 1.1/1.2 feature blocks; older ones only
+  // subgroup properties (1.1), and their optional features stay off.
+  const bool vulkan12 = basic.apiVersion >= VK_API_VERSION_1_2;
+  VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  subgroup.pNext = vulkan12 ? &driver : nullptr;
+  VkPhysicalDeviceProperties2 properties{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  properties.pNext = &subgroup;
+  vk.vkGetPhysicalDeviceProperties2(handle, &properties);
+  info.subgroup_size = subgroup.subgroupSize;
+  info.subgroup_stages = subgroup.supportedStages;
+  info.subgroup_operations = subgroup.supportedOperations;
+  if (vulkan12) {
+    info.driver_name = driver.driverName;
+    info.driver_info = driver.driverInfo;
+  }
+
+  if (vulkan12) {
+    VkPhysicalDeviceVulkan12Features features12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceVulkan11Features features11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+    features11.pNext = &features12;
+    VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    features.pNext = &features11;
+    vk.vkGetPhysicalDeviceFeatures2(handle, &features);
+    info.shader_float16 = features12.shaderFloat16;
+    info.shader_int8 = features12.shaderInt8;
+    info.storage_8bit = features12.storageBuffer8BitAccess;
+    info.storage_16bit = features11.storageBuffer16BitAccess;
+  }
+
+  ASSIGN_OR_RETURN(std::vector<std::string> extensions, device_extensions(vk, handle));
+  info.cooperative_matrix = has(extensions, kCooperativeMatrixExtension);
+  info.shader_clock = has(extensions, VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
+  info.subgroup_size_control = has(extensions, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+
+  std::optional<uint32_t> family = compute_queue_family(vk, handle);
+  if (!family) {
+    return absl::NotFoundError(absl::StrCat("Vulkan device ", info.name, " has no compute queue"));
+  }
+  info.compute_queue_family = *family;
+  return info;
+}
+
+}  // namespace
+
+std::string PhysicalDeviceInfo::api_version_string() const {
+  return absl::StrCat(VK_API_VERSION_MAJOR(api_version), ".", VK_API_VERSION_MINOR(api_version),
+                      ".", VK_API_VERSION_PATCH(api_version));
+}
+
+std::string PhysicalDeviceInfo::features_string() const {
+  std::vector<std::string> parts;
+  parts.push_back(absl::StrCat("subgroup ", subgroup_size));
+  parts.push_back(absl::StrCat("shared ", max_shared_memory_bytes / 1024, " KB"));
+  if (shader_float16) parts.push_back("fp16");
+  if (shader_int8) parts.push_back("int8");
+  if (storage_16bit) parts.push_back("storage16");
+  if (storage_8bit) parts.push_back("storage8");
+  if (cooperative_matrix) parts.push_back("coopmat");
+  if (shader_clock) parts.push_back("clock");
+  if (subgroup_size_control) parts.push_back("subgroup-size-control");
+  return absl::StrJoin(parts, ", ");
+}
+
+// ---- Instance ----
+
+absl::StatusOr<std::shared_ptr<Instance>> Instance::create(std::shared_ptr<Driver> driver) {
+  const Dispatch& global = driver->global();
+  uint32_t loader_version = VK_API_VERSION_1_0;
+  if (global.vkEnumerateInstanceVersion != nullptr) {
+    VK_RETURN_IF_ERROR(global.vkEnumerateInstanceVersion(&loader_version),
+                       "vkEnumerateInstanceVersion");
+  }
+  if (loader_version < VK_API_VERSION_1_1) {
+    return absl::UnavailableError(absl::StrCat("unavailable: ", driver->library_name(),
+                                               " is a Vulkan 1.0 loader; tilert needs 1.1"));
+  }
+  VkApplicationInfo application{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  application.pApplicationName = "tilert";
+  application.pEngineName = "tilert";
+  application.apiVersion = std::min<uint32_t>(loader_version, VK_API_VERSION_1_3);
+  VkInstanceCreateInfo create_info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  create_info.pApplicationInfo = &application;
+
+  std::shared_ptr<Instance> instance(new Instance());
+  instance->driver_ = std::move(driver);
+  VK_RETURN_IF_ERROR(global.vkCreateInstance(&create_info, nullptr, &instance->instance_),
+                     "vkCreateInstance");
+  absl::StatusOr<Dispatch> table = instance->driver_->resolve_instance(instance->instance_);
+  if (!table.ok()) {
+    // The destructor cannot destroy an instance without its entry points: find just that one.
+    auto destroy = reinterpret_cast<PFN_vkDestroyInstance>(
+        global.vkGetInstanceProcAddr(instance->instance_, "vkDestroyInstance"));
+    if (destroy != nullptr) destroy(instance->instance_, nullptr);
+    instance->instance_ = VK_NULL_HANDLE;
+    return table.status();
+  }
+  instance->vk_ = *table;
+  return instance;
+}
+
+Instance::~Instance() {
+  if (instance_ != VK_NULL_HANDLE) vk_.vkDestroyInstance(instance_, nullptr);
+}
+
+absl::StatusOr<std::vector<PhysicalDeviceInfo>> Instance::physical_devices() const {
+  uint32_t count = 0;
+  VK_RETURN_IF_ERROR(vk_.vkEnumeratePhysicalDevices(instance_, &count, nullptr),
+                     "vkEnumeratePhysicalDevices");
+  std::vector<VkPhysicalDevice> handles(count);
+  VkResult listed = vk_.vkEnumeratePhysicalDevices(instance_, &count, handles.data());
+  if (listed != VK_INCOMPLETE) VK_RETURN_IF_ERROR(listed, "vkEnumeratePhysicalDevices");
+  handles.resize(count);
+  std::vector<PhysicalDeviceInfo> devices;
+  for (uint32_t i = 0; i < count; ++i) {
+    VkPhysicalDeviceProperties basic{};
+    vk_.vkGetPhysicalDeviceProperties(handles[i], &basic);
+    if (basic.apiVersion < VK_API_VERSION_1_1) continue;  // no subgroup or feature queries
+    absl::StatusOr<PhysicalDeviceInfo> info = describe(vk_, handles[i], i);
+    if (absl::IsNotFound(info.status())) continue;  // no compute queue: nothing to run on
+    RETURN_IF_ERROR(info.status());
+    devices.push_back(std::move(*info));
+  }
+  return devices;
+}
+
+// ---- Device ----
+
+absl::StatusOr<std::shared_ptr<Device>> Device::create(std::shared_ptr<Instance> instance,
+                                                       const PhysicalDeviceInfo& info) {
+  const Dispatch& vk = instance->vk();
+  std::shared_ptr<Device> device(new Device());
+  device->instance_ = std::move(instance);
+  device->info_ = info;
+  vk.vkGetPhysicalDeviceMemoryProperties(info.handle, &device->memory_);
+
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo queue{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  queue.queueFamilyIndex = info.compute_queue_family;
+  queue.queueCount = 1;
+  queue.pQueuePriorities = &priority;
+
+  // Enable exactly what describe() found, so kernels may use every feature the device reports.
+  VkPhysicalDeviceShaderClockFeaturesKHR clock{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
+  clock.shaderSubgroupClock = info.shader_clock;
+  VkPhysicalDeviceVulkan12Features features12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  features12.shaderFloat16 = info.shader_float16;
+  features12.shaderInt8 = info.shader_int8;
+  features12.storageBuffer8BitAccess = info.storage_8bit;
+  features12.pNext = info.shader_clock ? &clock : nullptr;
+  VkPhysicalDeviceVulkan11Features features11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  features11.storageBuffer16BitAccess = info.storage_16bit;
+  features11.pNext = &features12;
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  features.pNext = info.api_version >= VK_API_VERSION_1_2 ? &features11 : nullptr;
+
+  std::vector<const char*> extensions;
+  if (info.cooperative_matrix) extensions.push_back(kCooperativeMatrixExtension);
+  if (info.shader_clock) extensions.push_back(VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
+  if (info.subgroup_size_control) extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+
+  VkDeviceCreateInfo create_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  create_info.pNext = &features;
+  create_info.queueCreateInfoCount = 1;
+  create_info.pQueueCreateInfos = &queue;
+  create_info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  create_info.ppEnabledExtensionNames = extensions.data();
+  VK_RETURN_IF_ERROR(vk.vkCreateDevice(info.handle, &create_info, nullptr, &device->device_),
+                     absl::StrCat("vkCreateDevice(", info.name, ")"));
+  absl::StatusOr<Dispatch> table = resolve_device(vk, device->device_);
+  if (!table.ok()) {
+    auto destroy = reinterpret_cast<PFN_vkDestroyDevice>(
+        vk.vkGetDeviceProcAddr(device->device_, "vkDestroyDevice"));
+    if (destroy != nullptr) destroy(device->device_, nullptr);
+    device->device_ = VK_NULL_HANDLE;
+    return table.status();
+  }
+  device->vk_ = *table;
+  const Dispatch& dvk = device->vk_;
+  dvk.vkGetDeviceQueue(device->device_, info.compute_queue_family, 0, &device->queue_);
+
+  VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pool.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+  pool.queueFamilyIndex = info.compute_queue_family;
+  VK_RETURN_IF_ERROR(dvk.vkCreateCommandPool(device->device_, &pool, nullptr, &device->command_pool_),
+                     "vkCreateCommandPool");
+  VkPipelineCacheCreateInfo cache{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  VK_RETURN_IF_ERROR(
+      dvk.vkCreatePipelineCache(device->device_, &cache, nullptr, &device->pipeline_cache_),
+      "vkCreatePipelineCache");
+  return device;
+}
+
+Device::~Device() {
+  if (device_ == VK_NULL_HANDLE) return;
+  // A timed-out dispatch may still be running: its kernel ends eventually (kernels are finite),
+  // and nothing it uses may be destroyed before then.
+  vk_.vkDeviceWaitIdle(device_);
+  if (pipeline_cache_ != VK_NULL_HANDLE) vk_.vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
+  if (command_pool_ != VK_NULL_HANDLE) vk_.vkDestroyCommandPool(device_, command_pool_, nullptr);
+  vk_.vkDestroyDevice(device_, nullptr);
+}
+
+absl::Status Device::check_usable() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return lost_;
+}
+
+void Device::wait_idle() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  vk_.vkDeviceWaitIdle(device_);
+}
+
+absl::Status Device::mark_lost(absl::Status why) {
+  lost_ = absl::FailedPreconditionError(
+      absl::StrCat("Vulkan device ", info_.name, " is lost: ", why.message()));
+  return why;
+}
+
+absl::Status Device::submit_and_wait(const std::function<void(VkCommandBuffer)>& record,
+                                     std::chrono::milliseconds timeout, std::string_view what) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  RETURN_IF_ERROR(lost_);
+  VkCommandBufferAllocateInfo allocate{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  allocate.commandPool = command_pool_;
+  allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  allocate.commandBufferCount = 1;
+  VkCommandBuffer commands = VK_NULL_HANDLE;
+  VK_RETURN_IF_ERROR(vk_.vkAllocateCommandBuffers(device_, &allocate, &commands),
+                     "vkAllocateCommandBuffers");
+  VkFence fence = VK_NULL_HANDLE;
+  auto release = [&] {
+    if (fence != VK_NULL_HANDLE) vk_.vkDestroyFence(device_, fence, nullptr);
+    vk_.vkFreeCommandBuffers(device_, command_pool_, 1, &commands);
+  };
+
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  absl::Status status = check(vk_.vkBeginCommandBuffer(commands, &begin), "vkBeginCommandBuffer");
+  if (status.ok()) {
+    record(commands);
+    status = check(vk_.vkEndCommandBuffer(commands), "vkEndCommandBuffer");
+  }
+  VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  if (status.ok()) status = check(vk_.vkCreateFence(device_, &fence_info, nullptr, &fence), "vkCreateFence");
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &commands;
+  if (status.ok()) status = check(vk_.vkQueueSubmit(queue_, 1, &submit, fence), "vkQueueSubmit");
+  if (!status.ok()) {
+    release();
+    if (absl::IsUnavailable(status)) return mark_lost(status);  // VK_ERROR_DEVICE_LOST
+    return status;
+  }
+
+  uint64_t nanoseconds = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count());
+  VkResult waited = vk_.vkWaitForFences(device_, 1, &fence, VK_TRUE, nanoseconds);
+  if (waited == VK_TIMEOUT) {
+    // The work is still queued: its command buffer and fence must outlive it, so they are left
+    // to the destructor's wait (the pool frees the buffer; the fence is a small, bounded leak).
+    return mark_lost(absl::DeadlineExceededError(absl::StrCat(
+        av(what), " did not finish within ", timeout.count(), " ms")));
+  }
+  release();
+  status = check(waited, absl::StrCat("vkWaitForFences(", av(what), ")"));
+  if (!status.ok()) return mark_lost(status);
+  return absl::OkStatus();
+}
+
+}  // namespace tilert::vulkan

@@ -1,0 +1,182 @@
+#include "backends/vulkan/pipeline.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "ir/status.h"
+
+namespace tilert::vulkan {
+
+namespace {
+
+constexpr uint32_t kSpirvMagic = 0x07230203;
+
+absl::Status check_spirv(const PipelineDescription& description) {
+  if (description.spirv.size() < 5 || description.spirv[0] != kSpirvMagic) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "kernel ", description.kernel_name, ": not a SPIR-V module (",
+        description.spirv.size(), " words, expected the magic number and a 5-word header)"));
+  }
+  if (description.push_constant_bytes % 4 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("kernel ", description.kernel_name,
+                                                   ": push constants of ",
+                                                   description.push_constant_bytes,
+                                                   " bytes are not a multiple of 4"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ComputePipeline>> ComputePipeline::create(
+    std::shared_ptr<Device> device, const PipelineDescription& description) {
+  RETURN_IF_ERROR(check_spirv(description));
+  RETURN_IF_ERROR(device->check_usable());
+  if (description.push_constant_bytes > device->info().max_push_constant_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "kernel ", description.kernel_name, ": ", description.push_constant_bytes,
+        " bytes of push constants exceed the device's ", device->info().max_push_constant_bytes));
+  }
+  std::unique_ptr<ComputePipeline> pipeline(new ComputePipeline());
+  pipeline->device_ = device;
+  pipeline->kernel_name_ = description.kernel_name;
+  pipeline->storage_buffers_ = description.storage_buffers;
+  pipeline->push_constant_bytes_ = description.push_constant_bytes;
+  const Dispatch& vk = device->vk();
+  VkDevice handle = device->handle();
+  std::string where = absl::StrCat("kernel ", description.kernel_name, ": ");
+
+  VkShaderModuleCreateInfo shader{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  shader.codeSize = description.spirv.size_bytes();
+  shader.pCode = description.spirv.data();
+  VK_RETURN_IF_ERROR(vk.vkCreateShaderModule(handle, &shader, nullptr, &pipeline->shader_),
+                     where + "vkCreateShaderModule");
+
+  std::vector<VkDescriptorSetLayoutBinding> bindings(description.storage_buffers);
+  for (uint32_t i = 0; i < description.storage_buffers; ++i) {
+    bindings[i].binding = i;
+    bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    bindings[i].descriptorCount = 1;
+    bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  }
+  VkDescriptorSetLayoutCreateInfo set_layout{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  set_layout.bindingCount = description.storage_buffers;
+  set_layout.pBindings = bindings.data();
+  VK_RETURN_IF_ERROR(
+      vk.vkCreateDescriptorSetLayout(handle, &set_layout, nullptr, &pipeline->set_layout_),
+      where + "vkCreateDescriptorSetLayout");
+
+  VkPushConstantRange push{};
+  push.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  push.size = description.push_constant_bytes;
+  VkPipelineLayoutCreateInfo layout{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  layout.setLayoutCount = 1;
+  layout.pSetLayouts = &pipeline->set_layout_;
+  layout.pushConstantRangeCount = description.push_constant_bytes > 0 ? 1 : 0;
+  layout.pPushConstantRanges = &push;
+  VK_RETURN_IF_ERROR(vk.vkCreatePipelineLayout(handle, &layout, nullptr, &pipeline->layout_),
+                     where + "vkCreatePipelineLayout");
+
+  VkComputePipelineCreateInfo create{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  create.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  create.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  create.stage.module = pipeline->shader_;
+  create.stage.pName = description.entry_point.c_str();
+  create.layout = pipeline->layout_;
+  VK_RETURN_IF_ERROR(vk.vkCreateComputePipelines(handle, device->pipeline_cache(), 1, &create,
+                                                 nullptr, &pipeline->pipeline_),
+                     where + "vkCreateComputePipelines");
+  return pipeline;
+}
+
+ComputePipeline::~ComputePipeline() {
+  const Dispatch& vk = device_->vk();
+  VkDevice handle = device_->handle();
+  if (!device_->check_usable().ok()) device_->wait_idle();  // a timed-out dispatch may still run
+  if (pipeline_ != VK_NULL_HANDLE) vk.vkDestroyPipeline(handle, pipeline_, nullptr);
+  if (layout_ != VK_NULL_HANDLE) vk.vkDestroyPipelineLayout(handle, layout_, nullptr);
+  if (set_layout_ != VK_NULL_HANDLE) vk.vkDestroyDescriptorSetLayout(handle, set_layout_, nullptr);
+  if (shader_ != VK_NULL_HANDLE) vk.vkDestroyShaderModule(handle, shader_, nullptr);
+}
+
+absl::Status ComputePipeline::dispatch(std::span<Buffer* const> buffers,
+                                       std::span<const std::byte> push_constants, GridSize grid,
+                                       std::chrono::milliseconds timeout) {
+  std::string where = absl::StrCat("kernel ", kernel_name_, ": ");
+  if (buffers.size() != storage_buffers_) {
+    return absl::InvalidArgumentError(absl::StrCat(where, "expected ", storage_buffers_,
+                                                   " buffers, got ", buffers.size()));
+  }
+  if (push_constants.size() != push_constant_bytes_) {
+    return absl::InvalidArgumentError(absl::StrCat(where, "expected ", push_constant_bytes_,
+                                                   " bytes of push constants, got ",
+                                                   push_constants.size()));
+  }
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    if (buffers[i] == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(where, "buffer ", i, " is null"));
+    }
+  }
+  RETURN_IF_ERROR(device_->check_usable());
+  const Dispatch& vk = device_->vk();
+  VkDevice handle = device_->handle();
+
+  // One pool per dispatch: dispatches wait for completion, so the set is never reused in flight.
+  VkDescriptorPoolSize pool_size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                 storage_buffers_ == 0 ? 1 : storage_buffers_};
+  VkDescriptorPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  pool_info.maxSets = 1;
+  pool_info.poolSizeCount = 1;
+  pool_info.pPoolSizes = &pool_size;
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  VK_RETURN_IF_ERROR(vk.vkCreateDescriptorPool(handle, &pool_info, nullptr, &pool),
+                     where + "vkCreateDescriptorPool");
+  VkDescriptorSetAllocateInfo allocate{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  allocate.descriptorPool = pool;
+  allocate.descriptorSetCount = 1;
+  allocate.pSetLayouts = &set_layout_;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  absl::Status status = check(vk.vkAllocateDescriptorSets(handle, &allocate, &set),
+                              where + "vkAllocateDescriptorSets");
+  if (status.ok()) {
+    std::vector<VkDescriptorBufferInfo> infos(buffers.size());
+    std::vector<VkWriteDescriptorSet> writes(buffers.size());
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      infos[i].buffer = buffers[i]->handle();
+      infos[i].range = VK_WHOLE_SIZE;
+      writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+      writes[i].dstSet = set;
+      writes[i].dstBinding = static_cast<uint32_t>(i);
+      writes[i].descriptorCount = 1;
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[i].pBufferInfo = &infos[i];
+    }
+    vk.vkUpdateDescriptorSets(handle, static_cast<uint32_t>(writes.size()), writes.data(), 0,
+                              nullptr);
+    status = device_->submit_and_wait(
+        [&](VkCommandBuffer commands) {
+          vk.vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_);
+          vk.vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_COMPUTE, layout_, 0, 1, &set,
+                                     0, nullptr);
+          if (!push_constants.empty()) {
+            vk.vkCmdPushConstants(commands, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                                  static_cast<uint32_t>(push_constants.size()),
+                                  push_constants.data());
+          }
+          vk.vkCmdDispatch(commands, grid.x, grid.y, grid.z);
+          // Make the kernel's writes visible to mapped reads and later transfers.
+          VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+          barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+          barrier.dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT;
+          vk.vkCmdPipelineBarrier(commands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                  VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0,
+                                  1, &barrier, 0, nullptr, 0, nullptr);
+        },
+        timeout, absl::StrCat("kernel ", kernel_name_, ": dispatch"));
+  }
+  // A timed-out dispatch still uses the set: its pool stays until the device is gone.
+  if (!absl::IsDeadlineExceeded(status)) vk.vkDestroyDescriptorPool(handle, pool, nullptr);
+  return status;
+}
+
+}  // namespace tilert::vulkan

@@ -1,0 +1,60 @@
+// Compute pipelines from SPIR-V words: a descriptor set of N storage buffers (bindings 0..N-1 of
+// set 0) plus push constants, built through the device's VkPipelineCache, and dispatched with a
+// time limit.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "backends/vulkan/device.h"
+#include "backends/vulkan/memory.h"
+
+namespace tilert::vulkan {
+
+struct PipelineDescription {
+  std::string kernel_name;          // for messages: "kernel NAME: ..."
+  std::span<const uint32_t> spirv;  // a whole module
+  std::string entry_point = "main";
+  uint32_t storage_buffers = 0;
+  uint32_t push_constant_bytes = 0;  // a multiple of 4
+};
+
+struct GridSize {
+  uint32_t x = 1, y = 1, z = 1;
+};
+
+class ComputePipeline {
+ public:
+  static absl::StatusOr<std::unique_ptr<ComputePipeline>> create(std::shared_ptr<Device> device,
+                                                                 const PipelineDescription& description);
+  ~ComputePipeline();
+  ComputePipeline(const ComputePipeline&) = delete;
+  ComputePipeline& operator=(const ComputePipeline&) = delete;
+
+  // Binds `buffers` (one per storage binding) and `push_constants` (exactly
+  // push_constant_bytes), dispatches `grid` workgroups and waits at most `timeout`. Past it:
+  // DeadlineExceeded "kernel NAME: dispatch did not finish within N ms", and the device is lost.
+  absl::Status dispatch(std::span<Buffer* const> buffers, std::span<const std::byte> push_constants,
+                        GridSize grid, std::chrono::milliseconds timeout);
+
+  const std::string& kernel_name() const { return kernel_name_; }
+
+ private:
+  ComputePipeline() = default;
+  std::shared_ptr<Device> device_;
+  std::string kernel_name_;
+  uint32_t storage_buffers_ = 0;
+  uint32_t push_constant_bytes_ = 0;
+  VkShaderModule shader_ = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
+  VkPipelineLayout layout_ = VK_NULL_HANDLE;
+  VkPipeline pipeline_ = VK_NULL_HANDLE;
+};
+
+}  // namespace tilert::vulkan

@@ -1,0 +1,192 @@
+// The instruction table (SPIR-V specification, section 3.49 "Instructions") and the decoder that
+// finds the ids in an instruction's words.
+#include "backends/vulkan/spirv/instructions.h"
+
+#include <algorithm>
+#include <array>
+
+#include "absl/strings/str_cat.h"
+#include "ir/status.h"
+
+namespace tilert::spirv {
+namespace {
+
+// X(opcode, result form, operand kinds, terminates the block)
+#define TILERT_SPIRV_INSTRUCTIONS(X)                     \
+  /* Module layout */                                    \
+  X(OpCapability, kNone, "L", false)                     \
+  X(OpExtension, kNone, "S", false)                      \
+  X(OpExtInstImport, kResult, "S", false)                \
+  X(OpMemoryModel, kNone, "LL", false)                   \
+  X(OpEntryPoint, kNone, "LISI*", false)                 \
+  X(OpExecutionMode, kNone, "ILL*", false)               \
+  X(OpName, kNone, "IS", false)                          \
+  X(OpMemberName, kNone, "ILS", false)                   \
+  X(OpDecorate, kNone, "ILL*", false)                    \
+  X(OpMemberDecorate, kNone, "ILLL*", false)             \
+  /* Types */                                            \
+  X(OpTypeVoid, kResult, "", false)                      \
+  X(OpTypeBool, kResult, "", false)                      \
+  X(OpTypeInt, kResult, "LL", false)                     \
+  X(OpTypeFloat, kResult, "L", false)                    \
+  X(OpTypeVector, kResult, "IL", false)                  \
+  X(OpTypeArray, kResult, "II", false)                   \
+  X(OpTypeRuntimeArray, kResult, "I", false)             \
+  X(OpTypeStruct, kResult, "I*", false)                  \
+  X(OpTypePointer, kResult, "LI", false)                 \
+  X(OpTypeFunction, kResult, "II*", false)               \
+  /* Constants and variables */                          \
+  X(OpConstant, kTypedResult, "LL*", false)              \
+  X(OpConstantTrue, kTypedResult, "", false)             \
+  X(OpConstantFalse, kTypedResult, "", false)            \
+  X(OpConstantComposite, kTypedResult, "I*", false)      \
+  X(OpVariable, kTypedResult, "LI?", false)              \
+  /* Functions and control flow */                       \
+  X(OpFunction, kTypedResult, "LI", false)               \
+  X(OpFunctionParameter, kTypedResult, "", false)        \
+  X(OpFunctionEnd, kNone, "", false)                     \
+  X(OpFunctionCall, kTypedResult, "II*", false)          \
+  X(OpLabel, kResult, "", false)                         \
+  X(OpPhi, kTypedResult, "I*", false)                    \
+  X(OpSelectionMerge, kNone, "IL", false)                \
+  X(OpLoopMerge, kNone, "IIL*", false)                   \
+  X(OpBranch, kNone, "I", true)                          \
+  X(OpBranchConditional, kNone, "IIIL*", true)           \
+  X(OpReturn, kNone, "", true)                           \
+  X(OpReturnValue, kNone, "I", true)                     \
+  X(OpUnreachable, kNone, "", true)                      \
+  /* Memory */                                           \
+  X(OpLoad, kTypedResult, "IL*", false)                  \
+  X(OpStore, kNone, "IIL*", false)                       \
+  X(OpAccessChain, kTypedResult, "II*", false)           \
+  /* Composites */                                       \
+  X(OpCompositeExtract, kTypedResult, "IL*", false)      \
+  X(OpCompositeConstruct, kTypedResult, "I*", false)     \
+  /* Arithmetic, bits, comparisons, conversions */       \
+  X(OpIAdd, kTypedResult, "II", false)                   \
+  X(OpISub, kTypedResult, "II", false)                   \
+  X(OpIMul, kTypedResult, "II", false)                   \
+  X(OpUDiv, kTypedResult, "II", false)                   \
+  X(OpUMod, kTypedResult, "II", false)                   \
+  X(OpFAdd, kTypedResult, "II", false)                   \
+  X(OpFSub, kTypedResult, "II", false)                   \
+  X(OpFMul, kTypedResult, "II", false)                   \
+  X(OpFDiv, kTypedResult, "II", false)                   \
+  X(OpFNegate, kTypedResult, "I", false)                 \
+  X(OpShiftRightLogical, kTypedResult, "II", false)      \
+  X(OpShiftLeftLogical, kTypedResult, "II", false)       \
+  X(OpBitwiseAnd, kTypedResult, "II", false)             \
+  X(OpIEqual, kTypedResult, "II", false)                 \
+  X(OpINotEqual, kTypedResult, "II", false)              \
+  X(OpULessThan, kTypedResult, "II", false)              \
+  X(OpUGreaterThan, kTypedResult, "II", false)           \
+  X(OpSLessThan, kTypedResult, "II", false)              \
+  X(OpFOrdLessThan, kTypedResult, "II", false)           \
+  X(OpLogicalAnd, kTypedResult, "II", false)             \
+  X(OpSelect, kTypedResult, "III", false)                \
+  X(OpConvertUToF, kTypedResult, "I", false)             \
+  X(OpConvertSToF, kTypedResult, "I", false)             \
+  X(OpConvertFToU, kTypedResult, "I", false)             \
+  X(OpConvertFToS, kTypedResult, "I", false)             \
+  X(OpFConvert, kTypedResult, "I", false)                \
+  X(OpBitcast, kTypedResult, "I", false)                 \
+  X(OpExtInst, kTypedResult, "ILI*", false)              \
+  /* Synchronization and subgroups */                    \
+  X(OpControlBarrier, kNone, "III", false)               \
+  X(OpMemoryBarrier, kNone, "II", false)                 \
+  X(OpGroupNonUniformElect, kTypedResult, "I", false)    \
+  X(OpGroupNonUniformBroadcastFirst, kTypedResult, "II", false) \
+  X(OpGroupNonUniformShuffle, kTypedResult, "III", false) \
+  X(OpGroupNonUniformIAdd, kTypedResult, "ILII?", false) \
+  X(OpGroupNonUniformFAdd, kTypedResult, "ILII?", false) \
+  X(OpGroupNonUniformFMin, kTypedResult, "ILII?", false) \
+  X(OpGroupNonUniformFMax, kTypedResult, "ILII?", false)
+
+constexpr InstructionInfo kInstructions[] = {
+#define TILERT_X(op, form, operands, terminates) \
+  {spv::Op::op, #op, ResultForm::form, operands, terminates},
+    TILERT_SPIRV_INSTRUCTIONS(TILERT_X)
+#undef TILERT_X
+};
+
+// Words a literal string starting at words[0] occupies, or 0 when no nul ends it.
+size_t string_word_count(std::span<const uint32_t> words) {
+  for (size_t i = 0; i < words.size(); ++i) {
+    if ((words[i] >> 24) == 0 || ((words[i] >> 16) & 0xff) == 0 || ((words[i] >> 8) & 0xff) == 0 ||
+        (words[i] & 0xff) == 0) {
+      return i + 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+const InstructionInfo* instruction_info(spv::Op op) {
+  for (const InstructionInfo& info : kInstructions) {
+    if (info.op == op) return &info;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<OperandIds> decode_ids(const InstructionInfo& info,
+                                      std::span<const uint32_t> words) {
+  OperandIds ids;
+  size_t at = 0;
+  auto missing = [&](std::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat(av(info.name), ": missing ", av(what),
+                                                   " (operand word ", at, ")"));
+  };
+  if (info.result == ResultForm::kTypedResult) {
+    if (words.size() < 2) return missing("result type and result id");
+    ids.result_type = words[0];
+    ids.used.push_back(words[0]);
+    ids.result = words[1];
+    at = 2;
+  } else if (info.result == ResultForm::kResult) {
+    if (words.empty()) return missing("result id");
+    ids.result = words[0];
+    at = 1;
+  }
+  std::string_view kinds = info.operands;
+  for (size_t k = 0; k < kinds.size(); ++k) {
+    char kind = kinds[k];
+    char repeat = k + 1 < kinds.size() ? kinds[k + 1] : '\0';
+    bool many = repeat == '*';
+    bool optional = repeat == '?';
+    if (many || optional) ++k;
+    int count = 0;
+    while (at < words.size() && (count == 0 || many)) {
+      if (kind == 'I') {
+        ids.used.push_back(words[at]);
+        ++at;
+      } else if (kind == 'L') {
+        ++at;
+      } else {
+        size_t n = string_word_count(words.subspan(at));
+        if (n == 0) return missing("the nul ending a literal string");
+        at += n;
+      }
+      ++count;
+    }
+    if (count == 0 && !many && !optional) {
+      return missing(kind == 'I' ? "an id" : kind == 'L' ? "a literal" : "a literal string");
+    }
+  }
+  if (at != words.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(av(info.name), ": ", words.size() - at,
+                                                   " operand words more than the instruction takes"));
+  }
+  return ids;
+}
+
+void append_string(std::vector<uint32_t>& words, std::string_view text) {
+  size_t word_count = text.size() / 4 + 1;  // the nul always fits: at least one padding byte
+  size_t first = words.size();
+  words.resize(first + word_count, 0);
+  for (size_t i = 0; i < text.size(); ++i) {
+    words[first + i / 4] |= static_cast<uint32_t>(static_cast<unsigned char>(text[i])) << (8 * (i % 4));
+  }
+}
+
+}  // namespace tilert::spirv

@@ -1,0 +1,97 @@
+// The vulkan registry row through the public C API: devices listed with name, driver and
+// features; buffers work; kernels say why they cannot run yet; `auto` stays on a device that can.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tilert/tilert.h"
+
+namespace {
+
+
+struct Context {
+  tilert_context raw = nullptr;
+  Context() { REQUIRE_MESSAGE(tilert_context_create(&raw) == TILERT_OK, tilert_last_error()); }
+  ~Context() { tilert_context_destroy(raw); }
+};
+
+// The first vulkan device, or null after printing why the vulkan backend is unavailable.
+tilert_device vulkan_device_or_skip(const Context& context) {
+  for (int32_t b = 0; b < tilert_backend_count(context.raw); ++b) {
+    tilert_backend_info info{};
+    REQUIRE(tilert_backend_get_info(context.raw, b, &info) == TILERT_OK);
+    if (std::string(info.name) != "vulkan") continue;
+    if (!info.available) {
+      MESSAGE("skipped: vulkan unavailable: " << info.reason);
+      // Unavailable only for the absence of a driver, never because the row is a stub.
+      CHECK(std::string(info.reason).find("no vulkan backend in this build") == std::string::npos);
+      return nullptr;
+    }
+  }
+  tilert_device device = nullptr;
+  REQUIRE_MESSAGE(tilert_device_find(context.raw, "vulkan:0", &device) == TILERT_OK,
+                  tilert_last_error());
+  return device;
+}
+
+TEST_CASE("vulkan devices are listed with name, driver and features") {
+  Context context;
+  tilert_device device = vulkan_device_or_skip(context);
+  if (device == nullptr) return;
+  tilert_device_info info{};
+  REQUIRE(tilert_device_get_info(device, &info) == TILERT_OK);
+  CHECK(info.kind == TILERT_DEVICE_VULKAN);
+  CHECK(info.index == 0);
+  CHECK(std::string(info.name).size() > 0);
+  CHECK(std::string(info.driver).find(", Vulkan 1.") != std::string::npos);
+  CHECK(std::string(info.features).rfind("subgroup ", 0) == 0);
+  CHECK(std::string(info.features).find(" KB") != std::string::npos);
+}
+
+TEST_CASE("auto picks a device that can run kernels, never a vulkan one without a lowerer") {
+  Context context;
+  if (vulkan_device_or_skip(context) == nullptr) return;
+  tilert_device chosen = nullptr;
+  REQUIRE(tilert_device_find(context.raw, "auto", &chosen) == TILERT_OK);
+  tilert_device_info info{};
+  REQUIRE(tilert_device_get_info(chosen, &info) == TILERT_OK);
+  CHECK(info.kind == TILERT_DEVICE_CPU);
+  tilert_device first = nullptr;
+  REQUIRE(tilert_device_get(context.raw, 0, &first) == TILERT_OK);
+  CHECK(first == chosen);
+}
+
+TEST_CASE("buffers on a vulkan device round-trip through the C API") {
+  Context context;
+  tilert_device device = vulkan_device_or_skip(context);
+  if (device == nullptr) return;
+  std::vector<float> data = {1.5f, -2.0f, 3.25f, 1e6f};
+  tilert_buffer buffer = nullptr;
+  REQUIRE_MESSAGE(tilert_buffer_create(context.raw, device, 16, &buffer) == TILERT_OK,
+                  tilert_last_error());
+  CHECK(tilert_buffer_size(buffer) == 16);
+  REQUIRE(tilert_buffer_upload(buffer, 0, data.data(), 16) == TILERT_OK);
+  std::vector<float> back(4, 0.0f);
+  REQUIRE(tilert_buffer_download(buffer, 0, back.data(), 16) == TILERT_OK);
+  CHECK(back == data);
+  float tail = 0;
+  REQUIRE(tilert_buffer_download(buffer, 12, &tail, 4) == TILERT_OK);
+  CHECK(tail == 1e6f);
+  tilert_buffer_destroy(buffer);
+}
+
+TEST_CASE("loading a module on a vulkan device is Unimplemented, naming the kernel") {
+  Context context;
+  tilert_device device = vulkan_device_or_skip(context);
+  if (device == nullptr) return;
+  tilert_module module = nullptr;
+  CHECK(tilert_module_load_file(context.raw, device, TILERT_SOURCE_DIR "/examples/gelu.tile",
+                                &module) == TILERT_ERROR_UNIMPLEMENTED);
+  CHECK(std::string(tilert_last_error()).find("no SPIR-V lowerer for kernel gelu yet") !=
+        std::string::npos);
+  CHECK(module == nullptr);
+}
+
+}  // namespace
