@@ -1,7 +1,9 @@
 #include "runtime/launch_binding.h"
 
 #include <cmath>
+#include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -112,14 +114,18 @@ absl::Status bind_tensor(const Kernel& kernel, size_t i, const tilert_arg& arg,
                          std::span<const int64_t> expected_shape, const tilert_device_s& device,
                          LaunchValue* value) {
   const Symbol& param = kernel.symbols[i];
-  if (arg.dtype < 0 || arg.dtype >= kNumDTypes) {
-    return argument_error(kernel, i, absl::StrCat("unknown dtype code ", arg.dtype));
+  // Read the code as an integer: a C caller may pass any value, and loading an out-of-range value
+  // through the enum type is undefined behaviour in C++.
+  std::underlying_type_t<tilert_dtype> code;
+  std::memcpy(&code, &arg.dtype, sizeof code);
+  if (code < 0 || code >= kNumDTypes) {
+    return argument_error(kernel, i, absl::StrCat("unknown dtype code ", code));
   }
   if (arg.rank < 0 || arg.rank > TILERT_MAX_RANK) {
     return argument_error(kernel, i, absl::StrCat("rank ", arg.rank, " is out of range (0 .. ",
                                                   TILERT_MAX_RANK, ")"));
   }
-  DType dtype = static_cast<DType>(arg.dtype);
+  DType dtype = static_cast<DType>(code);
   std::span<const int64_t> shape(arg.shape, static_cast<size_t>(arg.rank));
   if (dtype != param.dtype || !std::equal(shape.begin(), shape.end(), expected_shape.begin(),
                                           expected_shape.end())) {

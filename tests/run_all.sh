@@ -51,6 +51,7 @@ if [ "${SKIP_SANITIZERS:-}" != 1 ]; then
   # No -Werror here: GCC 12 reports false maybe-uninitialized warnings inside libstdc++ (std::regex)
   # once the sanitizers instrument it; the plain build above is the warning gate.
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+  export LSAN_OPTIONS=suppressions=$root/tests/lsan.supp:print_suppressions=0
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
   if setup_build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dwerror=false \
       && ninja -C build-asan; then
