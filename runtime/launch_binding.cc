@@ -116,8 +116,9 @@ absl::Status bind_tensor(const Kernel& kernel, size_t i, const tilert_arg& arg,
   const Symbol& param = kernel.symbols[i];
   // Read the code as an integer: a C caller may pass any value, and loading an out-of-range value
   // through the enum type is undefined behaviour in C++.
-  std::underlying_type_t<tilert_dtype> code;
-  std::memcpy(&code, &arg.dtype, sizeof code);
+  std::underlying_type_t<tilert_dtype> raw;
+  std::memcpy(&raw, &arg.dtype, sizeof raw);
+  int64_t code = static_cast<int64_t>(raw);  // the underlying type may be unsigned
   if (code < 0 || code >= kNumDTypes) {
     return argument_error(kernel, i, absl::StrCat("unknown dtype code ", code));
   }
