@@ -28,6 +28,10 @@ struct DeviceRecord {
   std::string features;               // comma-separated
   CapabilitySet capabilities = 0;     // what kernels may declare with requires(...)
   int64_t shared_memory_limit = 0;    // bytes per block for the verifier; 0: unlimited
+  int64_t mbarrier_bytes = 8;         // shared bytes per mbarrier (0: emulated in registers)
+  // A GPU API implemented on the host CPU (lavapipe): it runs kernels, but `auto` prefers the
+  // reference backend to it (its shader compiles are slow and it is a test vehicle).
+  bool software = false;
   // Why this device cannot run kernels yet ("" when it can): a backend whose devices are found
   // before its lowerer exists. Such devices still hold buffers; the context lists them after
   // every device that can run kernels, so `auto` never picks them.

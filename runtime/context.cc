@@ -66,11 +66,15 @@ absl::StatusOr<std::shared_ptr<ContextState>> create_context_state() {
   for (const Backend* backend : backend_registry()) {
     context->backends.push_back(probe_backend(*backend, &context->devices));
   }
-  // Devices that cannot run kernels yet go last (registry order otherwise kept): "best first"
-  // means best at running kernels, so `auto` and TILERT_DEVICE-less callers land on one that can.
-  std::stable_partition(context->devices.begin(), context->devices.end(), [](const auto& device) {
-    return device->record.cannot_run_kernels.empty();
-  });
+  // "Best first" means best at running kernels (registry order otherwise kept): devices that can
+  // run them, then software implementations of GPU APIs, then devices that cannot run kernels
+  // yet, so `auto` and TILERT_DEVICE-less callers land on a real device or the reference.
+  auto rank = [](const auto& device) {
+    if (!device->record.cannot_run_kernels.empty()) return 2;
+    return device->record.software ? 1 : 0;
+  };
+  std::stable_sort(context->devices.begin(), context->devices.end(),
+                   [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
   RETURN_IF_ERROR(apply_device_override(context.get()));
   return context;
 }

@@ -89,6 +89,7 @@ absl::StatusOr<tilert_module_s*> load_module(tilert_context context, tilert_devi
   // cannot run it (another device may).
   if (device->record.shared_memory_limit > 0) {
     options.shared_memory_limit = device->record.shared_memory_limit;
+    options.mbarrier_bytes = device->record.mbarrier_bytes;
     absl::Status fits = verify_module_status(module, options);
     if (!fits.ok()) {
       return absl::UnimplementedError(

@@ -133,6 +133,9 @@ absl::Status TaskExecutor::exec_stmt(const Stmt& s, const ActiveThreads& threads
   // Threads run in lockstep here and every store is immediately visible: subgroup barriers and
   // fences have nothing to order.
   if (s.as<SubgroupBarrierOp>() && races_ != nullptr) races_->subgroup_barrier(threads.first, threads.on);
+  if (s.as<SubgroupBarrierOp>() && trace_lane_ != nullptr)  // sync profile: a wait that never blocks
+    trace_lane_->record(SyncEventKind::kWait, absl::StrCat("subgroup_barrier", at_line()), trace_lane_->now_ns(),
+                        threads.count());
   if (s.as<SubgroupBarrierOp>() || s.as<FenceOp>()) return absl::OkStatus();
   if (s.as<RoleOp>()) return exec_roles({s.as<RoleOp>()}, threads);
   return error("empty statement");

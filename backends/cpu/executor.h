@@ -17,6 +17,7 @@
 #include "backends/cpu/race_check.h"
 #include "backends/cpu/scheduler.h"
 #include "backends/cpu/sync.h"
+#include "backends/cpu/sync_trace.h"
 #include "backends/cpu/values.h"
 #include "ir/kernel.h"
 
@@ -71,8 +72,13 @@ struct ActiveThreads {
 
 class TaskExecutor {
  public:
+  // An executor lives as long as its task runs statements: the span of its sync-profile lane.
   TaskExecutor(LaunchState& launch, BlockState& block, ClusterScheduler& scheduler, Task& task)
-      : launch_(launch), kernel_(launch.kernel), block_(block), scheduler_(scheduler), task_(task) {}
+      : launch_(launch), kernel_(launch.kernel), block_(block), scheduler_(scheduler), task_(task),
+        trace_lane_(SyncTrace::begin_lane(launch.kernel, block.index, task)) {}
+  ~TaskExecutor() { SyncTrace::end_lane(trace_lane_); }
+  TaskExecutor(const TaskExecutor&) = delete;
+  TaskExecutor& operator=(const TaskExecutor&) = delete;
 
   absl::Status run(const Block& body, const ActiveThreads& threads);
 
@@ -86,6 +92,8 @@ class TaskExecutor {
   // Race checking (RunOptions::check_races): this task's hooks, or nullptr when not checking.
   TaskRaces* races() { return races_; }
   void set_races(TaskRaces* races) { races_ = races; }
+  // Sync profiling (sync_trace.h): this task's lane, or nullptr when not profiling.
+  SyncLane* trace_lane() { return trace_lane_; }
   const Stmt* current_stmt() const { return current_; }
   // "kernel K line L: op: message" for the statement being executed.
   absl::Status error(std::string_view message) const;
@@ -136,6 +144,7 @@ class TaskExecutor {
   Task& task_;
   const Stmt* current_ = nullptr;  // the statement being executed, for error messages
   TaskRaces* races_ = nullptr;     // set only in race-checking mode
+  SyncLane* trace_lane_ = nullptr;  // set only while a sync trace records this kernel
 
   const ActiveThreads* parallel_threads_ = nullptr;  // set while a parallel body runs
   std::vector<uint8_t> parallel_local_;              // by symbol: declared inside that body

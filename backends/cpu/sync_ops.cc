@@ -9,6 +9,21 @@ namespace {
 // Named barrier ids a block has (as on NVIDIA hardware).
 constexpr int64_t kNamedBarriers = 16;
 
+// Times one sync op of the task for the sync profile (sync_trace.h); does nothing unless the
+// task's lane records.
+class SyncTiming {
+ public:
+  explicit SyncTiming(TaskExecutor& ex) : lane_(ex.trace_lane()), start_(lane_ != nullptr ? lane_->now_ns() : 0) {}
+  bool on() const { return lane_ != nullptr; }
+  void done(SyncEventKind kind, std::string name, const ActiveThreads& threads) {
+    if (lane_ != nullptr) lane_->record(kind, std::move(name), start_, threads.count());
+  }
+
+ private:
+  SyncLane* lane_;
+  int64_t start_;
+};
+
 // Waits until `ready`; `what` ("barrier at line 5") and `state` describe the wait in a deadlock
 // report.
 absl::Status wait_for(TaskExecutor& ex, std::function<bool()> ready, std::string what,
@@ -18,15 +33,21 @@ absl::Status wait_for(TaskExecutor& ex, std::function<bool()> ready, std::string
   });
 }
 
-absl::Status arrive_and_wait(TaskExecutor& ex, ThreadBarrier& barrier, int64_t threads, int64_t expected,
-                             bool wait, std::string what) {
+absl::Status arrive_and_wait(TaskExecutor& ex, ThreadBarrier& barrier, const ActiveThreads& group,
+                             int64_t expected, bool wait, std::string what) {
+  SyncTiming timing(ex);
   uint64_t phase = 0;
-  std::string bad = barrier.arrive(threads, expected, &phase);
+  std::string bad = barrier.arrive(group.count(), expected, &phase);
   if (!bad.empty()) return ex.error(bad);
   if (ex.races() != nullptr) ex.races()->barrier_arrive(barrier, phase, wait);
-  if (!wait) return absl::OkStatus();
+  if (!wait) {
+    timing.done(SyncEventKind::kArrive, std::move(what), group);
+    return absl::OkStatus();
+  }
+  std::string traced = timing.on() ? what : std::string();
   RETURN_IF_ERROR(wait_for(ex, [&barrier, phase] { return barrier.passed(phase); }, std::move(what),
                            [&barrier] { return barrier.describe(); }));
+  timing.done(SyncEventKind::kWait, std::move(traced), group);
   if (ex.races() != nullptr) ex.races()->barrier_passed(barrier, phase);
   return absl::OkStatus();
 }
@@ -35,7 +56,7 @@ absl::Status arrive_and_wait(TaskExecutor& ex, ThreadBarrier& barrier, int64_t t
 
 absl::Status exec_barrier(TaskExecutor& ex, const ActiveThreads& threads) {
   BlockState& block = ex.block();
-  return arrive_and_wait(ex, block.barrier, threads.count(), block.threads, true,
+  return arrive_and_wait(ex, block.barrier, threads, block.threads, true,
                          absl::StrCat("barrier", ex.at_line()));
 }
 
@@ -47,13 +68,13 @@ absl::Status exec_named_barrier(TaskExecutor& ex, const NamedBarrierOp& op, cons
     return ex.error(absl::StrCat("named barrier id ", id, " is outside 0..", kNamedBarriers - 1));
   if (count < 1 || count > ex.block().threads)
     return ex.error(absl::StrCat("thread count ", count, " is outside 1..", ex.block().threads));
-  return arrive_and_wait(ex, ex.block().named_barriers[id], threads.count(), count, op.wait,
+  return arrive_and_wait(ex, ex.block().named_barriers[id], threads, count, op.wait,
                          absl::StrCat("named barrier ", id, ex.at_line()));
 }
 
 absl::Status exec_cluster_sync(TaskExecutor& ex, const ActiveThreads& threads) {
   ClusterState& cluster = *ex.block().cluster;
-  return arrive_and_wait(ex, cluster.barrier, threads.count(), cluster.threads, true,
+  return arrive_and_wait(ex, cluster.barrier, threads, cluster.threads, true,
                          absl::StrCat("cluster_sync", ex.at_line()));
 }
 
@@ -75,16 +96,20 @@ absl::Status resolve_mbarrier(TaskExecutor& ex, const MbarrierRef& ref, const Ac
 }
 
 absl::Status exec_arrive(TaskExecutor& ex, const MbarrierArriveOp& op, const ActiveThreads& threads) {
+  SyncTiming timing(ex);
   Mbarrier* barrier;
   std::string label;
   RETURN_IF_ERROR(resolve_mbarrier(ex, op.barrier, threads, &barrier, &label));
   int64_t phases_before = barrier->completed_phases();
   std::string bad = barrier->arrive(threads.count());
   if (bad.empty() && ex.races() != nullptr) ex.races()->mbarrier_release(*barrier, phases_before);
+  if (bad.empty() && timing.on())
+    timing.done(SyncEventKind::kArrive, absl::StrCat("arrive ", label, ex.at_line()), threads);
   return bad.empty() ? absl::OkStatus() : ex.error(absl::StrCat("mbarrier ", label, ": ", bad));
 }
 
 absl::Status exec_expect_tx(TaskExecutor& ex, const MbarrierExpectTxOp& op, const ActiveThreads& threads) {
+  SyncTiming timing(ex);
   Mbarrier* barrier;
   std::string label;
   RETURN_IF_ERROR(resolve_mbarrier(ex, op.barrier, threads, &barrier, &label));
@@ -95,10 +120,14 @@ absl::Status exec_expect_tx(TaskExecutor& ex, const MbarrierExpectTxOp& op, cons
   int64_t phases_before = barrier->completed_phases();
   std::string bad = barrier->expect_bytes_and_arrive(bytes);
   if (bad.empty() && ex.races() != nullptr) ex.races()->mbarrier_release(*barrier, phases_before);
+  if (bad.empty() && timing.on())
+    timing.done(SyncEventKind::kArrive, absl::StrCat("arrive_expect_tx ", label, " bytes ", bytes, ex.at_line()),
+                threads);
   return bad.empty() ? absl::OkStatus() : ex.error(absl::StrCat("mbarrier ", label, ": ", bad));
 }
 
 absl::Status exec_wait(TaskExecutor& ex, const MbarrierWaitOp& op, const ActiveThreads& threads) {
+  SyncTiming timing(ex);
   Mbarrier* barrier;
   std::string label;
   RETURN_IF_ERROR(resolve_mbarrier(ex, op.barrier, threads, &barrier, &label));
@@ -111,10 +140,12 @@ absl::Status exec_wait(TaskExecutor& ex, const MbarrierWaitOp& op, const ActiveT
   auto current = [array, index]() -> const Mbarrier* {
     return index < array->size() ? &(*array)[index] : nullptr;
   };
+  std::string what = absl::StrCat("mbarrier ", label, " parity ", parity, ex.at_line());
+  std::string traced = timing.on() ? what : std::string();
   RETURN_IF_ERROR(wait_for(
-      ex, [current, parity] { return current() == nullptr || current()->passed(parity); },
-      absl::StrCat("mbarrier ", label, " parity ", parity, ex.at_line()),
+      ex, [current, parity] { return current() == nullptr || current()->passed(parity); }, std::move(what),
       [current] { return current() != nullptr ? current()->describe() : std::string("redeclared"); }));
+  timing.done(SyncEventKind::kWait, std::move(traced), threads);
   if (ex.races() != nullptr && current() != nullptr) ex.races()->mbarrier_passed(*current());
   return absl::OkStatus();
 }

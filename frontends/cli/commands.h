@@ -11,5 +11,6 @@ extern const Command kVerifyCommand;   // verify.cc
 extern const Command kRunCommand;      // run.cc
 extern const Command kDevicesCommand;  // devices.cc
 extern const Command kLowerCommand;    // lower.cc
+extern const Command kProfileCommand;  // profile.cc
 
 }  // namespace tilert::cli

@@ -1,74 +1,115 @@
 // tilert lower IN --target T: print the code a target's lowerer makes of a module.
 #include <cstdio>
+#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "frontends/cli/commands.h"
+#include "frontends/cli/lowered_output.h"
+#include "lowering/lower_kernel.h"
+#include "lowering/target.h"
 
 namespace tilert::cli {
 namespace {
 
-bool all_of_class(std::string_view s, bool (*ok)(char)) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    if (!ok(c)) return false;
-  }
-  return true;
-}
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_alnum(char c) { return is_digit(c) || (c >= 'a' && c <= 'z'); }
+struct LowerOptions {
+  std::string input, target, output, kernel;
+  bool disassemble = false;
+};
 
-// Target spellings: ptx:sm_<NN>[a], amdgcn:gfx<id>, spirv[:vulkan1.<N>].
-bool is_valid_target(std::string_view t) {
-  auto rest_after = [&](std::string_view prefix) { return t.substr(prefix.size()); };
-  if (t.starts_with("ptx:sm_")) {
-    std::string_view arch = rest_after("ptx:sm_");
-    if (arch.ends_with('a')) arch.remove_suffix(1);
-    return all_of_class(arch, is_digit);
+// "spirv" alone means the portable baseline, Vulkan 1.2; "simt[:T]" prints the shared lowering's
+// SIMT IR for target T (default spirv:vulkan1.2).
+absl::StatusOr<lowering::TargetDescription> resolve_target(std::string_view spelling, bool* simt_only) {
+  *simt_only = false;
+  if (spelling == "simt" || spelling.starts_with("simt:")) {
+    *simt_only = true;
+    spelling = spelling == "simt" ? std::string_view("spirv:vulkan1.2") : spelling.substr(5);
   }
-  if (t.starts_with("amdgcn:gfx")) return all_of_class(rest_after("amdgcn:gfx"), is_alnum);
-  if (t == "spirv") return true;
-  if (t.starts_with("spirv:vulkan1.")) return all_of_class(rest_after("spirv:vulkan1."), is_digit);
-  return false;
+  if (spelling == "spirv") spelling = "spirv:vulkan1.2";
+  return lowering::parse_target(spelling);
+}
+
+int write_result(const LowerOptions& opts, const std::string& text, const std::vector<uint8_t>& binary) {
+  if (opts.output.empty() || opts.output == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return kExitOk;
+  }
+  std::ofstream out(opts.output, std::ios::binary);
+  const bool as_binary = !binary.empty() && !opts.disassemble;
+  if (as_binary) out.write(reinterpret_cast<const char*>(binary.data()), static_cast<std::streamsize>(binary.size()));
+  else out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  if (!out) return report_error(kExitFailure, absl::StrCat("cannot write '", opts.output, "'"));
+  return kExitOk;
 }
 
 int run_lower(std::span<const std::string> args) {
   ArgCursor cursor(args);
-  std::string input, target;
+  LowerOptions opts;
   while (!cursor.done()) {
-    absl::StatusOr<bool> took = cursor.take_option("--target", &target);
-    if (!took.ok()) return usage_error(kLowerCommand, took.status());
-    if (*took) continue;
-    if (cursor.at_option()) {
+    bool took_any = false;
+    for (auto [name, value] : {std::pair{"--target", &opts.target}, std::pair{"-o", &opts.output},
+                               std::pair{"--kernel", &opts.kernel}}) {
+      absl::StatusOr<bool> took = cursor.take_option(name, value);
+      if (!took.ok()) return usage_error(kLowerCommand, took.status());
+      if (*took) {
+        took_any = true;
+        break;
+      }
+    }
+    if (took_any) continue;
+    if (cursor.take_flag("--dis")) {
+      opts.disassemble = true;
+      continue;
+    }
+    if (cursor.at_option())
       return usage_error(kLowerCommand, absl::StrCat("unknown option '", cursor.current(), "'"));
-    }
-    if (!input.empty()) {
-      return usage_error(kLowerCommand,
-                         absl::StrCat("unexpected argument '", cursor.current(), "'"));
-    }
-    input = cursor.take_positional();
+    if (!opts.input.empty())
+      return usage_error(kLowerCommand, absl::StrCat("unexpected argument '", cursor.current(), "'"));
+    opts.input = cursor.take_positional();
   }
-  if (input.empty()) return usage_error(kLowerCommand, "missing input file");
-  if (target.empty()) return usage_error(kLowerCommand, "missing --target");
-  if (!is_valid_target(target)) {
-    return usage_error(kLowerCommand, absl::StrCat("unknown target '", target,
-                                                   "' (expected ptx:sm_NN[a], amdgcn:gfxNNN or "
-                                                   "spirv[:vulkan1.N])"));
-  }
-  absl::StatusOr<InputModule> in = read_input_module(input);
+  if (opts.input.empty()) return usage_error(kLowerCommand, "missing input file");
+  if (opts.target.empty()) return usage_error(kLowerCommand, "missing --target");
+  bool simt_only = false;
+  absl::StatusOr<lowering::TargetDescription> target = resolve_target(opts.target, &simt_only);
+  if (!target.ok()) return usage_error(kLowerCommand, target.status());
+
+  absl::StatusOr<InputModule> in = read_input_module(opts.input);
   if (!in.ok()) return report_error(kExitBadInput, in.status());
   if (absl::Status s = verify_input(*in); !s.ok()) return report_error(kExitBadInput, s);
-  return report_error(kExitBadInput, absl::StrCat("no lowerer for ", target, " yet"));
+
+  std::vector<simt::Function> functions;
+  for (const Kernel& k : in->module.kernels) {
+    if (!opts.kernel.empty() && k.name != opts.kernel) continue;
+    absl::StatusOr<simt::Function> f = lowering::lower_kernel(k, *target);
+    if (!f.ok()) return report_error(kExitFailure, f.status());
+    functions.push_back(std::move(*f));
+  }
+  if (functions.empty())
+    return report_error(kExitBadInput, absl::StrCat("no kernel named '", opts.kernel, "' in ", opts.input));
+
+  if (simt_only) {
+    std::string text;
+    for (const simt::Function& f : functions) text += simt::print(f);
+    return write_result(opts, text, {});
+  }
+  absl::StatusOr<LoweredOutput> lowered = emit_lowered(functions, *target, opts.disassemble);
+  if (!lowered.ok()) return report_error(kExitFailure, lowered.status());
+  return write_result(opts, lowered->text, lowered->binary);
 }
 
 }  // namespace
 
 const Command kLowerCommand = {
     "lower",
-    "print a module lowered for a target (PTX, AMDGCN, SPIR-V)",
-    "usage: tilert lower IN --target T\n"
+    "print a module lowered for a target (SPIR-V, PTX, AMDGCN, or the SIMT IR)",
+    "usage: tilert lower IN --target T [--kernel K] [-o OUT] [--dis]\n"
     "\n"
-    "Lowers IN for target T and prints the result. Targets: ptx:sm_NN[a] (ptx:sm_90a),\n"
-    "amdgcn:gfxNNN (amdgcn:gfx942), spirv[:vulkan1.N]. No target has a lowerer in this build.\n",
+    "Lowers every kernel of IN (or only K) for target T and writes the result to OUT (default:\n"
+    "standard output). Targets:\n"
+    "  spirv[:vulkan1.2|vulkan1.3]  a SPIR-V module per kernel (binary with -o; --dis prints it\n"
+    "                               disassembled)\n"
+    "  ptx:sm_80 | ptx:sm_90a        PTX text\n"
+    "  amdgcn:gfx90a | gfx940 | gfx1100  LLVM IR text for amdgcn-amd-amdhsa\n"
+    "  simt[:T]                      the shared lowering's SIMT IR for target T\n",
     run_lower,
 };
 

@@ -9,7 +9,8 @@ namespace tilert::cli {
 namespace {
 
 constexpr const Command* kCommands[] = {&kCompileCommand, &kDisCommand,     &kVerifyCommand,
-                                        &kRunCommand,     &kDevicesCommand, &kLowerCommand};
+                                        &kRunCommand,     &kDevicesCommand, &kLowerCommand,
+                                        &kProfileCommand};
 
 void print_overview(std::FILE* out) {
   std::fprintf(out, "usage: tilert COMMAND [ARGS]\n\ncommands:\n");

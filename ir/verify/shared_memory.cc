@@ -1,5 +1,5 @@
 // Shared memory budget: every shared tile the kernel declares (in any role or scope: the lowerer
-// does not overlap them) plus 8 bytes per mbarrier must fit the block's shared memory.
+// does not overlap them) plus options.mbarrier_bytes per mbarrier must fit the block's shared memory.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -11,12 +11,11 @@
 namespace tilert {
 namespace {
 
-constexpr int64_t kMbarrierBytes = 8;
-
 // Saturates instead of overflowing: hostile bytecode may declare absurd shapes.
-int64_t symbol_bytes(const Symbol& s) {
+int64_t symbol_bytes(const Symbol& s, int64_t mbarrier_bytes) {
   constexpr int64_t kMax = int64_t{1} << 62;
-  int64_t bytes = s.kind == SymbolKind::kMbarrier ? kMbarrierBytes : dtype_size(s.dtype);
+  int64_t bytes = s.kind == SymbolKind::kMbarrier ? mbarrier_bytes : dtype_size(s.dtype);
+  if (bytes == 0) return 0;
   for (const Expr& dim : s.shape) {
     int64_t n = *const_int_value(dim);
     bytes = n > kMax / bytes ? kMax : bytes * n;
@@ -36,7 +35,8 @@ void verify_shared_memory(VerifyContext& ctx) {
     if (!d) return;
     const Symbol& sym = ctx.symbol(d->symbol);
     if (sym.kind != SymbolKind::kShared && sym.kind != SymbolKind::kMbarrier) return;
-    int64_t bytes = symbol_bytes(sym);
+    int64_t bytes = symbol_bytes(sym, ctx.options().mbarrier_bytes);
+    if (bytes == 0) return;
     total = std::min(total + bytes, int64_t{1} << 62);
     parts.push_back(absl::StrCat(sym.name, " ", bytes));
   });

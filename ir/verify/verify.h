@@ -16,6 +16,9 @@ enum class Severity : uint8_t { kError, kWarning };
 struct VerifyOptions {
   // Shared memory available to one block in bytes; 0: do not check.
   int64_t shared_memory_limit = 0;
+  // Bytes of shared memory one mbarrier takes: 8 where the hardware keeps them there, 0 for a
+  // backend that emulates them in registers (see lowering/README.md).
+  int64_t mbarrier_bytes = 8;
   // How the static sync rules (mbarrier-deadlock, mbarrier-arrival-count, shared-race) report.
   // They evaluate the kernel with its parameter defaults, so callers that launch with other
   // arguments (module load, `tilert run`) make them warnings.

@@ -1,15 +1,297 @@
-// The cuda backend row: NVIDIA GPUs through the CUDA driver API. Its lowerer and driver
-// bindings are not part of this build, so the row only reports why no cuda device can be used;
-// no driver library is loaded.
-#include "absl/status/status.h"
+// The cuda backend row: NVIDIA GPUs through the CUDA driver API (libcuda loaded at run time,
+// backends/cuda). A module is prepared per device: lower_kernel for the device's PTX target,
+// one PTX module with every kernel, JIT-compiled by the driver. Each prepared module owns a
+// zeroed status record per kernel; launches pass it as the lowering's last parameter and sync
+// reads back the records of the kernels it waited for.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "backends/cuda/device.h"
+#include "backends/cuda/driver.h"
+#include "backends/cuda/ptx_emit.h"
+#include "ir/status.h"
+#include "lowering/lower_kernel.h"
 #include "runtime/backend.h"
 
 namespace tilert::runtime {
 
 namespace {
-absl::StatusOr<std::vector<DeviceRecord>> enumerate_cuda_devices() {
-  return absl::UnavailableError("no cuda backend in this build yet");
+
+// libcuda and its device list for the whole process, probed on first use, never unloaded.
+struct CudaSystem {
+  std::shared_ptr<cuda::Driver> driver;
+  std::vector<cuda::DeviceInfo> devices;
+  absl::Status status;  // why there are no devices, when there are none
+};
+
+const CudaSystem& cuda_system() {
+  static const CudaSystem* system = [] {
+    auto* s = new CudaSystem();
+    absl::StatusOr<std::shared_ptr<cuda::Driver>> driver = cuda::Driver::load();
+    if (!driver.ok()) {
+      s->status = driver.status();
+      return s;
+    }
+    s->driver = *driver;
+    absl::StatusOr<std::vector<cuda::DeviceInfo>> devices = s->driver->devices();
+    if (!devices.ok()) s->status = devices.status();
+    else if (devices->empty()) s->status = absl::UnavailableError("the NVIDIA driver reports no CUDA device");
+    else s->devices = std::move(*devices);
+    return s;
+  }();
+  return *system;
 }
+
+// The PTX target for a compute capability: sm_90a for 9.0, sm_80 for the rest from 8.0 on.
+absl::StatusOr<std::string> target_name(const cuda::DeviceInfo& info) {
+  if (info.compute_major == 9 && info.compute_minor == 0) return std::string("ptx:sm_90a");
+  if (info.compute_major >= 8) return std::string("ptx:sm_80");
+  return absl::UnavailableError(absl::StrCat("compute capability ", info.compute_major, ".",
+                                             info.compute_minor, " is below 8.0"));
+}
+
+struct CudaDeviceState {
+  cuda::DeviceInfo info;
+  std::mutex mutex;
+  std::shared_ptr<cuda::Device> device;  // the primary context, retained on first use
+
+  absl::StatusOr<std::shared_ptr<cuda::Device>> open() {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (device == nullptr) {
+      ASSIGN_OR_RETURN(device, cuda::Device::open(cuda_system().driver, info.ordinal));
+    }
+    return device;
+  }
+};
+
+CudaDeviceState& state_of(const DeviceRecord& record) {
+  return *static_cast<CudaDeviceState*>(record.state.get());
+}
+
+CapabilitySet gpu_capabilities(std::string* names) {
+  CapabilitySet set = 0;
+  // The lowering provides mbarriers, roles, async copies and named barriers (emulating what the
+  // hardware lacks); clusters are not supported.
+  for (Capability c : {Capability::kF16, Capability::kBF16, Capability::kI8, Capability::kF64,
+                       Capability::kSubgroup, Capability::kAtomic, Capability::kMbarrier,
+                       Capability::kRoles, Capability::kAsyncCopy, Capability::kNamedBarrier}) {
+    set |= capability_bit(c);
+    if (!names->empty()) names->append(",");
+    names->append(capability_name(c));
+  }
+  return set;
+}
+
+absl::StatusOr<std::vector<DeviceRecord>> enumerate_cuda_devices() {
+  const CudaSystem& system = cuda_system();
+  if (system.devices.empty()) return system.status;
+  std::vector<DeviceRecord> records;
+  for (const cuda::DeviceInfo& info : system.devices) {
+    DeviceRecord record;
+    record.kind = TILERT_DEVICE_CUDA;
+    record.index = info.ordinal;
+    record.name = info.name;
+    record.driver = absl::StrCat("CUDA driver ", info.driver_version / 1000, ".",
+                                 info.driver_version % 1000 / 10, " (", system.driver->library_name(), ")");
+    std::string capabilities;
+    record.capabilities = gpu_capabilities(&capabilities);
+    record.features = absl::StrCat("sm_", info.compute_major, info.compute_minor, ",",
+                                   info.multiprocessors, " SMs,", capabilities);
+    record.shared_memory_limit = info.shared_memory_optin;
+    absl::StatusOr<std::string> target = target_name(info);
+    if (!target.ok()) record.cannot_run_kernels = std::string(target.status().message());
+    auto state = std::make_shared<CudaDeviceState>();
+    state->info = info;
+    record.state = std::move(state);
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
+absl::StatusOr<void*> cuda_buffer_alloc(const DeviceRecord& device, size_t size) {
+  ASSIGN_OR_RETURN(std::shared_ptr<cuda::Device> d, state_of(device).open());
+  ASSIGN_OR_RETURN(uint64_t address, d->alloc(size));
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(address));
+}
+
+uint64_t address_of(const void* memory) { return reinterpret_cast<uintptr_t>(memory); }
+
+void cuda_buffer_free(const DeviceRecord& device, void* memory) {
+  absl::StatusOr<std::shared_ptr<cuda::Device>> d = state_of(device).open();
+  if (d.ok()) (*d)->free(address_of(memory));
+}
+
+absl::Status cuda_buffer_upload(const DeviceRecord& device, void* memory, size_t offset,
+                                const void* src, size_t size) {
+  ASSIGN_OR_RETURN(std::shared_ptr<cuda::Device> d, state_of(device).open());
+  return d->upload(address_of(memory) + offset, src, size);
+}
+
+absl::Status cuda_buffer_download(const DeviceRecord& device, const void* memory, size_t offset,
+                                  void* dst, size_t size) {
+  ASSIGN_OR_RETURN(std::shared_ptr<cuda::Device> d, state_of(device).open());
+  return d->download(dst, address_of(memory) + offset, size);
+}
+
+// A module lowered and loaded for one device, with a status record (kStatusWords words) per
+// kernel, zeroed at load and again after sync reads a non-zero one.
+struct CudaModule : std::enable_shared_from_this<CudaModule> {
+  std::shared_ptr<cuda::Device> device;
+  std::shared_ptr<cuda::Module> module;
+  std::vector<simt::Function> functions;
+  std::vector<void*> entries;
+  uint64_t status_records = 0;
+
+  uint64_t status_record(size_t kernel) const { return status_records + kernel * simt::kStatusWords * 4; }
+  ~CudaModule() {
+    if (device != nullptr) device->free(status_records);
+  }
+};
+
+absl::StatusOr<std::shared_ptr<void>> cuda_module_prepare(const DeviceRecord& record,
+                                                          const Module& module) {
+  CudaDeviceState& state = state_of(record);
+  ASSIGN_OR_RETURN(std::string name, target_name(state.info));
+  ASSIGN_OR_RETURN(lowering::TargetDescription target, lowering::parse_target(name));
+  auto prepared = std::make_shared<CudaModule>();
+  ASSIGN_OR_RETURN(prepared->device, state.open());
+  for (const Kernel& kernel : module.kernels) {
+    ASSIGN_OR_RETURN(simt::Function f, lowering::lower_kernel(kernel, target));
+    prepared->functions.push_back(std::move(f));
+  }
+  if (prepared->functions.empty()) return std::shared_ptr<void>(prepared);
+  ASSIGN_OR_RETURN(std::string ptx, cuda::emit_ptx_module(prepared->functions, target));
+  ASSIGN_OR_RETURN(prepared->module, prepared->device->load_module(ptx));
+  for (const simt::Function& f : prepared->functions) {
+    ASSIGN_OR_RETURN(void* entry, prepared->module->function(f.name));
+    prepared->entries.push_back(entry);
+  }
+  const size_t words = prepared->functions.size() * simt::kStatusWords;
+  ASSIGN_OR_RETURN(prepared->status_records, prepared->device->alloc(words * 4));
+  RETURN_IF_ERROR(prepared->device->zero(prepared->status_records, words));
+  return std::shared_ptr<void>(prepared);
+}
+
+// A launch whose status record sync still has to read.
+struct PendingLaunch {
+  std::shared_ptr<const CudaModule> module;
+  size_t kernel = 0;
+};
+
+struct CudaStream {
+  std::shared_ptr<cuda::Device> device;
+  std::shared_ptr<cuda::Stream> stream;
+  std::mutex mutex;
+  std::vector<PendingLaunch> pending;
+};
+
+absl::StatusOr<std::shared_ptr<void>> cuda_stream_create(const DeviceRecord& record) {
+  auto stream = std::make_shared<CudaStream>();
+  ASSIGN_OR_RETURN(stream->device, state_of(record).open());
+  ASSIGN_OR_RETURN(stream->stream, stream->device->create_stream());
+  return std::shared_ptr<void>(stream);
+}
+
+// One kernel parameter's bytes, as the PTX entry declares it (backends/cuda/README.md).
+struct ParamSlot {
+  alignas(8) unsigned char bytes[8] = {};
+};
+
+ParamSlot scalar_slot(DType type, const LaunchValue& value) {
+  const bool is_int = std::holds_alternative<int64_t>(value);
+  const int64_t i = is_int ? std::get<int64_t>(value) : static_cast<int64_t>(std::get<double>(value));
+  const double f = is_int ? static_cast<double>(i) : std::get<double>(value);
+  ParamSlot slot;
+  auto put = [&](const auto& v) { std::memcpy(slot.bytes, &v, sizeof v); };
+  switch (type) {
+    case DType::kI8: case DType::kI32: put(static_cast<int32_t>(i)); break;
+    case DType::kBool: put(static_cast<uint32_t>(i != 0)); break;
+    case DType::kU8: case DType::kU32: put(static_cast<uint32_t>(i)); break;
+    case DType::kI64: put(i); break;
+    case DType::kF16: put(f32_to_f16_bits(static_cast<float>(f))); break;
+    case DType::kBF16: put(f32_to_bf16_bits(static_cast<float>(f))); break;
+    case DType::kF32: put(static_cast<float>(f)); break;
+    case DType::kF64: put(f); break;
+  }
+  return slot;
+}
+
+absl::Status cuda_launch(const DeviceRecord&, void* stream_state, const LaunchRequest& request) {
+  auto* stream = static_cast<CudaStream*>(stream_state);
+  const auto* prepared = static_cast<const CudaModule*>(request.prepared_module);
+  if (prepared == nullptr || request.kernel_index >= prepared->functions.size())
+    return absl::InternalError("cuda launch: kernel not prepared");
+  const simt::Function& f = prepared->functions[request.kernel_index];
+
+  std::vector<ParamSlot> slots(f.params.size());
+  std::vector<void*> pointers(f.params.size());
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    pointers[i] = slots[i].bytes;
+    const simt::Param& p = f.params[i];
+    if (static_cast<int32_t>(i) == f.status_param) {
+      uint64_t record = prepared->status_record(request.kernel_index);
+      std::memcpy(slots[i].bytes, &record, 8);
+    } else if (i >= request.args.size()) {
+      return absl::InternalError(absl::StrCat("kernel ", f.name, ": no argument for parameter ", p.name));
+    } else if (p.is_array) {
+      const auto* tensor = std::get_if<DeviceTensor>(&request.args[i]);
+      if (tensor == nullptr)
+        return absl::InternalError(absl::StrCat("kernel ", f.name, ": ", p.name, " is not a tensor"));
+      // Indices are i32 in the lowered code.
+      if (tensor->bytes / dtype_size(tensor->dtype) >= (uint64_t{1} << 31))
+        return absl::InvalidArgumentError(absl::StrCat(
+            "kernel ", f.name, ": tensor ", p.name, " has ", tensor->bytes / dtype_size(tensor->dtype),
+            " elements; the cuda backend supports fewer than 2^31"));
+      uint64_t address = address_of(tensor->memory);
+      std::memcpy(slots[i].bytes, &address, 8);
+    } else {
+      slots[i] = scalar_slot(p.type, request.args[i]);
+    }
+  }
+  cuda::LaunchConfig config;
+  for (int d = 0; d < 3; ++d) config.grid[d] = static_cast<uint32_t>(request.shape->grid[d]);
+  config.block = static_cast<uint32_t>(f.threads);
+  if (cuda::uses_dynamic_shared(f)) config.dynamic_shared_bytes = static_cast<uint32_t>(f.shared_bytes());
+  RETURN_IF_ERROR(stream->device->launch(*stream->stream, prepared->entries[request.kernel_index], config,
+                                         pointers.data(), f.name));
+  std::lock_guard<std::mutex> lock(stream->mutex);
+  stream->pending.push_back({prepared->shared_from_this(), request.kernel_index});
+  return absl::OkStatus();
+}
+
+absl::Status cuda_sync(const DeviceRecord&, void* stream_state) {
+  auto* stream = static_cast<CudaStream*>(stream_state);
+  std::lock_guard<std::mutex> lock(stream->mutex);
+  std::vector<std::string> names;
+  for (const PendingLaunch& p : stream->pending) names.push_back(p.module->functions[p.kernel].name);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  absl::Status first = stream->device->synchronize(
+      *stream->stream, names.empty() ? "(none)" : absl::StrJoin(names, ", "), cuda::sync_timeout_ms());
+  // After a timeout the kernels may still write their records: leave them for a later sync.
+  if (!first.ok()) return first;
+  std::set<std::pair<const CudaModule*, size_t>> read;
+  for (const PendingLaunch& p : stream->pending) {
+    if (!read.insert({p.module.get(), p.kernel}).second) continue;
+    uint32_t words[simt::kStatusWords] = {};
+    uint64_t record = p.module->status_record(p.kernel);
+    absl::Status status = stream->device->download(words, record, sizeof words);
+    if (status.ok()) status = lowering::status_record_error(p.module->functions[p.kernel], words);
+    if (words[0] != 0) {
+      absl::Status cleared = stream->device->zero(record, simt::kStatusWords);
+      if (status.ok()) status = cleared;
+    }
+    if (first.ok()) first = status;
+  }
+  stream->pending.clear();
+  return first;
+}
+
 }  // namespace
 
 extern const Backend kCudaBackend;
@@ -17,6 +299,14 @@ const Backend kCudaBackend = {
     .name = "cuda",
     .kind = TILERT_DEVICE_CUDA,
     .enumerate = enumerate_cuda_devices,
+    .buffer_alloc = cuda_buffer_alloc,
+    .buffer_free = cuda_buffer_free,
+    .buffer_upload = cuda_buffer_upload,
+    .buffer_download = cuda_buffer_download,
+    .module_prepare = cuda_module_prepare,
+    .stream_create = cuda_stream_create,
+    .launch = cuda_launch,
+    .sync = cuda_sync,
 };
 
 }  // namespace tilert::runtime

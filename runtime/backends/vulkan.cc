@@ -1,14 +1,27 @@
 // The vulkan backend row: any Vulkan compute device, through libvulkan loaded at run time
-// (backends/vulkan). Devices are enumerated and buffers work; kernels cannot run yet because
-// there is no SPIR-V lowerer, so module loads and launches say so (Unimplemented) and the
-// devices are marked as unable to run kernels, which keeps `auto` on a device that can.
+// (backends/vulkan). A module is prepared by lowering each kernel to the SIMT IR for the
+// device's target description, emitting SPIR-V and building one compute pipeline per kernel;
+// launches bind tensors as storage buffers and scalars as push constants, dispatch with a time
+// limit and turn the kernel's status record into the launch's error.
+#include <chrono>
+#include <cstddef>
+#include <cstdlib>
+#include <atomic>
 #include <memory>
 #include <mutex>
+#include <string_view>
+#include <variant>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "backends/vulkan/device.h"
 #include "backends/vulkan/driver.h"
 #include "backends/vulkan/memory.h"
+#include "backends/vulkan/pipeline.h"
+#include "backends/vulkan/spirv_emit/emit.h"
+#include "backends/vulkan/spirv_emit/validate.h"
+#include "backends/vulkan/target.h"
+#include "lowering/lower_kernel.h"
 #include "ir/status.h"
 #include "runtime/backend.h"
 
@@ -75,6 +88,35 @@ VulkanDeviceState& state_of(const DeviceRecord& record) {
   return *static_cast<VulkanDeviceState*>(record.state.get());
 }
 
+// Why `auto` should not pick Vulkan devices: the shared lowering is probed with an empty kernel;
+// while it is Unimplemented nothing can run.
+std::string lowering_unavailable_reason(const lowering::TargetDescription& target) {
+  Kernel probe;
+  probe.name = "probe";
+  probe.threads = 1;
+  probe.grid = {Expr::int_const(1)};
+  absl::StatusOr<simt::Function> lowered = lowering::lower_kernel(probe, target);
+  if (absl::IsUnimplemented(lowered.status())) {
+    return absl::StrCat("the SIMT lowering is not available (", lowered.status().message(), ")");
+  }
+  return "";
+}
+
+// What kernels may declare on a device: the lowering emulates mbarriers, roles, async copies and
+// named barriers with workgroup barriers; bf16 is stored as 16-bit integers (or packed words)
+// and so always works; clusters do not exist in Vulkan.
+CapabilitySet vulkan_capabilities(const vulkan::PhysicalDeviceInfo& info,
+                                  const vulkan::SpirvOptions& options) {
+  CapabilitySet set = capability_bit(Capability::kBF16) | capability_bit(Capability::kAtomic) |
+                      capability_bit(Capability::kMbarrier) | capability_bit(Capability::kRoles) |
+                      capability_bit(Capability::kAsyncCopy) |
+                      capability_bit(Capability::kNamedBarrier);
+  if (info.storage_16bit) set |= capability_bit(Capability::kF16);
+  if (info.storage_8bit) set |= capability_bit(Capability::kI8);
+  if (options.subgroup_arithmetic) set |= capability_bit(Capability::kSubgroup);
+  return set;
+}
+
 absl::StatusOr<std::vector<DeviceRecord>> enumerate_vulkan_devices() {
   const VulkanSystem& system = vulkan_system();
   if (system.devices.empty()) return system.status;
@@ -90,7 +132,10 @@ absl::StatusOr<std::vector<DeviceRecord>> enumerate_vulkan_devices() {
                                  ", Vulkan ", info.api_version_string());
     record.features = info.features_string();
     record.shared_memory_limit = info.max_shared_memory_bytes;
-    record.cannot_run_kernels = "no SPIR-V lowerer yet";
+    record.mbarrier_bytes = 0;  // the lowering emulates mbarriers in registers on Vulkan
+    record.software = info.type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    record.cannot_run_kernels = lowering_unavailable_reason(vulkan::target_for_device(info));
+    record.capabilities = vulkan_capabilities(info, vulkan::spirv_options_for_device(info));
     auto state = std::make_shared<VulkanDeviceState>();
     state->info = info;
     record.state = std::move(state);
@@ -121,26 +166,125 @@ absl::Status vulkan_buffer_download(const DeviceRecord&, const void* memory, siz
   return static_cast<vulkan::Buffer*>(const_cast<void*>(memory))->download(offset, dst, size);
 }
 
-absl::Status no_lowerer(const Kernel& kernel) {
-  return absl::UnimplementedError(
-      absl::StrCat("no SPIR-V lowerer for kernel ", kernel.name, " yet"));
+// One kernel lowered, emitted and compiled into a pipeline; kept for the module's lifetime.
+struct PreparedKernel {
+  simt::Function function;
+  vulkan::PushConstantLayout push_constants;
+  std::unique_ptr<vulkan::ComputePipeline> pipeline;
+  // Whether the pipeline has been dispatched: software drivers compile on first use.
+  std::unique_ptr<std::atomic<bool>> dispatched = std::make_unique<std::atomic<bool>>(false);
+};
+
+struct PreparedModule {
+  std::shared_ptr<vulkan::Device> device;
+  std::vector<PreparedKernel> kernels;  // in the module's kernel order
+};
+
+absl::StatusOr<PreparedKernel> prepare_kernel(const std::shared_ptr<vulkan::Device>& device,
+                                              const Kernel& kernel) {
+  const vulkan::PhysicalDeviceInfo& info = device->info();
+  PreparedKernel prepared;
+  ASSIGN_OR_RETURN(prepared.function,
+                   lowering::lower_kernel(kernel, vulkan::target_for_device(info)));
+  vulkan::SpirvOptions options = vulkan::spirv_options_for_device(info);
+  ASSIGN_OR_RETURN(std::vector<uint32_t> words, vulkan::emit_spirv(prepared.function, options));
+  RETURN_IF_ERROR(vulkan::validate_emitted_spirv(kernel.name, words, options.spirv_version));
+  prepared.push_constants = vulkan::push_constant_layout(prepared.function);
+  if (prepared.push_constants.total_bytes > info.max_push_constant_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "kernel ", kernel.name, ": its scalar parameters take ", prepared.push_constants.total_bytes,
+        " bytes of push constants, the device allows ", info.max_push_constant_bytes));
+  }
+  uint32_t storage_buffers = 0;
+  for (const simt::Param& p : prepared.function.params) storage_buffers += p.is_array ? 1 : 0;
+  vulkan::PipelineDescription description;
+  description.kernel_name = kernel.name;
+  description.spirv = words;
+  description.storage_buffers = storage_buffers;
+  description.push_constant_bytes = prepared.push_constants.total_bytes;
+  ASSIGN_OR_RETURN(prepared.pipeline, vulkan::ComputePipeline::create(device, description));
+  return prepared;
 }
 
-absl::StatusOr<std::shared_ptr<void>> vulkan_module_prepare(const DeviceRecord&,
+absl::StatusOr<std::shared_ptr<void>> vulkan_module_prepare(const DeviceRecord& record,
                                                             const Module& module) {
-  if (module.kernels.empty()) return std::shared_ptr<void>();
-  return no_lowerer(module.kernels.front());
+  auto prepared = std::make_shared<PreparedModule>();
+  ASSIGN_OR_RETURN(prepared->device, state_of(record).logical_device());
+  for (const Kernel& kernel : module.kernels) {
+    ASSIGN_OR_RETURN(PreparedKernel k, prepare_kernel(prepared->device, kernel));
+    prepared->kernels.push_back(std::move(k));
+  }
+  return std::shared_ptr<void>(prepared);
 }
 
 absl::StatusOr<std::shared_ptr<void>> vulkan_stream_create(const DeviceRecord&) {
   return std::shared_ptr<void>();
 }
 
-absl::Status vulkan_launch(const DeviceRecord&, void*, const LaunchRequest& request) {
-  return no_lowerer(request.module->kernels[request.kernel_index]);
+constexpr std::chrono::milliseconds kSoftwareCompileAllowance{300000};
+
+// TILERT_SYNC_TIMEOUT_MS, or 10 s: how long one dispatch may run before the device is lost.
+std::chrono::milliseconds dispatch_timeout() {
+  const char* text = std::getenv("TILERT_SYNC_TIMEOUT_MS");
+  int64_t ms = 0;
+  if (text != nullptr && absl::SimpleAtoi(text, &ms) && ms > 0) return std::chrono::milliseconds(ms);
+  return std::chrono::milliseconds(10000);
 }
 
-// Launches never start, so there is nothing to wait for.
+// Launches are synchronous: the dispatch is waited for, and its status record read back.
+absl::Status vulkan_launch(const DeviceRecord&, void*, const LaunchRequest& request) {
+  const auto& prepared = *static_cast<const PreparedModule*>(request.prepared_module);
+  const PreparedKernel& kernel = prepared.kernels.at(request.kernel_index);
+  const simt::Function& function = kernel.function;
+  std::vector<vulkan::Buffer*> buffers;
+  std::vector<std::byte> push_constants(kernel.push_constants.total_bytes);
+  for (size_t i = 0; i < request.args.size() && i < function.params.size(); ++i) {
+    const simt::Param& param = function.params[i];
+    const LaunchValue& value = request.args[i];
+    if (const auto* tensor = std::get_if<DeviceTensor>(&value)) {
+      size_t elements = tensor->bytes / static_cast<size_t>(dtype_size(tensor->dtype));
+      if (elements >= (size_t{1} << 31)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "kernel ", function.name, ": tensor parameter ", param.name, " has ", elements,
+            " elements; Vulkan kernels index tensors with 32-bit integers (at most 2^31 - 1)"));
+      }
+      buffers.push_back(static_cast<vulkan::Buffer*>(tensor->memory));
+      continue;
+    }
+    int32_t offset = kernel.push_constants.offsets[i];
+    if (offset < 0) {
+      return absl::InternalError(absl::StrCat("kernel ", function.name, ": parameter ",
+                                              param.name, " is a scalar in the lowered kernel"));
+    }
+    const auto* as_int = std::get_if<int64_t>(&value);
+    const auto* as_float = std::get_if<double>(&value);
+    vulkan::store_push_constant(param.type, as_int ? *as_int : static_cast<int64_t>(*as_float),
+                                as_float ? *as_float : static_cast<double>(*as_int),
+                                push_constants.data() + offset);
+  }
+  std::unique_ptr<vulkan::Buffer> status;
+  if (function.status_param >= 0) {
+    ASSIGN_OR_RETURN(status, vulkan::Buffer::create(prepared.device, simt::kStatusWords * 4));
+    std::vector<uint32_t> zeros(simt::kStatusWords, 0);
+    RETURN_IF_ERROR(status->upload(0, zeros.data(), zeros.size() * 4));
+    buffers.push_back(status.get());
+  }
+  const LaunchShape& shape = *request.shape;
+  vulkan::GridSize grid{static_cast<uint32_t>(shape.grid[0]), static_cast<uint32_t>(shape.grid[1]),
+                        static_cast<uint32_t>(shape.grid[2])};
+  // A CPU implementation (lavapipe) compiles the shader inside its first dispatch, which can take
+  // far longer than the kernel itself; that dispatch gets a compile allowance on top.
+  std::chrono::milliseconds timeout = dispatch_timeout();
+  if (prepared.device->info().type == VK_PHYSICAL_DEVICE_TYPE_CPU && !kernel.dispatched->exchange(true))
+    timeout += kSoftwareCompileAllowance;
+  RETURN_IF_ERROR(kernel.pipeline->dispatch(buffers, push_constants, grid, timeout));
+  if (status == nullptr) return absl::OkStatus();
+  std::vector<uint32_t> words(simt::kStatusWords, 0);
+  RETURN_IF_ERROR(status->download(0, words.data(), words.size() * 4));
+  return lowering::status_record_error(function, words);
+}
+
+// Launches finish before they return, so there is nothing to wait for.
 absl::Status vulkan_sync(const DeviceRecord&, void*) { return absl::OkStatus(); }
 
 }  // namespace

@@ -2,7 +2,9 @@
 // tests/kernels/sync/, on every available device, at its default sizes and at each size set of
 // its `# conformance:` lines (tests/conformance/directives.h), with several seeds, must match the
 // float64 CPU reference. A new backend's devices join by appearing in the device list.
-// TILERT_CONFORMANCE_FILTER=substring limits the run to files whose path contains it.
+// TILERT_CONFORMANCE_FILTER=substring limits the run to files whose path contains it;
+// TILERT_CONFORMANCE_DEVICES=vulkan,cuda to the devices of those backends (the CPU reference
+// still checks every result).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -26,7 +28,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr uint64_t kSeeds[] = {1, 2, 3};
-constexpr const char* kKernelFolders[] = {"examples", "tests/kernels/sync"};
+constexpr const char* kKernelFolders[] = {"examples", "tests/kernels/sync", "tests/kernels/barrier_free"};
 
 std::vector<fs::path> conformance_files() {
   const char* filter = std::getenv("TILERT_CONFORMANCE_FILTER");
@@ -61,6 +63,10 @@ std::vector<DeviceEntry> available_devices(tilert_context context) {
       continue;
     }
     d.backend = std::string(cli::device_kind_name(info.kind));
+    if (const char* only = std::getenv("TILERT_CONFORMANCE_DEVICES")) {
+      std::string wanted = std::string(",") + only + ",";
+      if (wanted.find("," + d.backend + ",") == std::string::npos) continue;
+    }
     d.spec = d.backend + ":" + std::to_string(info.index);
     devices.push_back(d);
   }

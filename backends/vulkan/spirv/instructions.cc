@@ -72,7 +72,31 @@ namespace {
   X(OpFSub, kTypedResult, "II", false)                   \
   X(OpFMul, kTypedResult, "II", false)                   \
   X(OpFDiv, kTypedResult, "II", false)                   \
+  X(OpFRem, kTypedResult, "II", false)                   \
   X(OpFNegate, kTypedResult, "I", false)                 \
+  X(OpSNegate, kTypedResult, "I", false)                 \
+  X(OpSDiv, kTypedResult, "II", false)                   \
+  X(OpSRem, kTypedResult, "II", false)                   \
+  X(OpNot, kTypedResult, "I", false)                     \
+  X(OpShiftRightArithmetic, kTypedResult, "II", false)   \
+  X(OpBitwiseOr, kTypedResult, "II", false)              \
+  X(OpBitwiseXor, kTypedResult, "II", false)             \
+  X(OpULessThanEqual, kTypedResult, "II", false)         \
+  X(OpUGreaterThanEqual, kTypedResult, "II", false)      \
+  X(OpSLessThanEqual, kTypedResult, "II", false)         \
+  X(OpSGreaterThan, kTypedResult, "II", false)           \
+  X(OpSGreaterThanEqual, kTypedResult, "II", false)      \
+  X(OpFOrdEqual, kTypedResult, "II", false)              \
+  X(OpFUnordNotEqual, kTypedResult, "II", false)         \
+  X(OpFOrdLessThanEqual, kTypedResult, "II", false)      \
+  X(OpFOrdGreaterThan, kTypedResult, "II", false)        \
+  X(OpFOrdGreaterThanEqual, kTypedResult, "II", false)   \
+  X(OpLogicalOr, kTypedResult, "II", false)              \
+  X(OpLogicalNot, kTypedResult, "I", false)              \
+  X(OpLogicalEqual, kTypedResult, "II", false)           \
+  X(OpLogicalNotEqual, kTypedResult, "II", false)        \
+  X(OpSConvert, kTypedResult, "I", false)                \
+  X(OpUConvert, kTypedResult, "I", false)                \
   X(OpShiftRightLogical, kTypedResult, "II", false)      \
   X(OpShiftLeftLogical, kTypedResult, "II", false)       \
   X(OpBitwiseAnd, kTypedResult, "II", false)             \
@@ -100,7 +124,23 @@ namespace {
   X(OpGroupNonUniformIAdd, kTypedResult, "ILII?", false) \
   X(OpGroupNonUniformFAdd, kTypedResult, "ILII?", false) \
   X(OpGroupNonUniformFMin, kTypedResult, "ILII?", false) \
-  X(OpGroupNonUniformFMax, kTypedResult, "ILII?", false)
+  X(OpGroupNonUniformFMax, kTypedResult, "ILII?", false) \
+  X(OpGroupNonUniformIMul, kTypedResult, "ILII?", false) \
+  X(OpGroupNonUniformFMul, kTypedResult, "ILII?", false) \
+  X(OpGroupNonUniformSMin, kTypedResult, "ILII?", false) \
+  X(OpGroupNonUniformUMin, kTypedResult, "ILII?", false) \
+  X(OpGroupNonUniformSMax, kTypedResult, "ILII?", false) \
+  X(OpGroupNonUniformUMax, kTypedResult, "ILII?", false) \
+  X(OpGroupNonUniformLogicalAnd, kTypedResult, "ILII?", false) \
+  X(OpGroupNonUniformLogicalOr, kTypedResult, "ILII?", false) \
+  X(OpReadClockKHR, kTypedResult, "I", false)            \
+  /* Atomics (scope and semantics are constant ids) */   \
+  X(OpAtomicLoad, kTypedResult, "III", false)            \
+  X(OpAtomicIAdd, kTypedResult, "IIII", false)           \
+  X(OpAtomicFAddEXT, kTypedResult, "IIII", false)        \
+  X(OpAtomicAnd, kTypedResult, "IIII", false)            \
+  X(OpAtomicOr, kTypedResult, "IIII", false)             \
+  X(OpAtomicCompareExchange, kTypedResult, "IIIIII", false)
 
 constexpr InstructionInfo kInstructions[] = {
 #define TILERT_X(op, form, operands, terminates) \

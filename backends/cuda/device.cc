@@ -1,0 +1,168 @@
+// Device, Module and Stream over the driver API (see device.h). Every call first makes the
+// device's primary context current on the calling thread, so any runtime thread may call.
+#include "backends/cuda/device.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "backends/cuda/driver_api.h"
+#include "ir/status.h"
+
+namespace tilert::cuda {
+namespace {
+
+constexpr int64_t kDefaultSyncTimeoutMs = 10000;
+constexpr uint32_t kStaticSharedLimit = 48 * 1024;
+constexpr size_t kJitLogBytes = 16 * 1024;
+
+}  // namespace
+
+int64_t sync_timeout_ms() {
+  const char* text = std::getenv("TILERT_SYNC_TIMEOUT_MS");
+  if (text == nullptr) return kDefaultSyncTimeoutMs;
+  char* end = nullptr;
+  long long v = std::strtoll(text, &end, 10);
+  return (end != text && *end == '\0' && v > 0) ? v : kDefaultSyncTimeoutMs;
+}
+
+absl::StatusOr<std::shared_ptr<Device>> Device::open(std::shared_ptr<Driver> driver, int ordinal) {
+  const DriverApi& cu = api(*driver);
+  CUdevice device;
+  CU_RETURN_IF_ERROR(*driver, cu.cuDeviceGet(&device, ordinal), absl::StrCat("cuDeviceGet(", ordinal, ")"));
+  CUcontext context = nullptr;
+  CU_RETURN_IF_ERROR(*driver, cu.cuDevicePrimaryCtxRetain(&context, device),
+                     absl::StrCat("cuDevicePrimaryCtxRetain(device ", ordinal, ")"));
+  return std::shared_ptr<Device>(new Device(std::move(driver), ordinal, device, context));
+}
+
+Device::~Device() { api(*driver_).cuDevicePrimaryCtxRelease(device_); }
+
+absl::Status Device::make_current() const {
+  return check(*driver_, api(*driver_).cuCtxSetCurrent(static_cast<CUcontext>(context_)),
+               absl::StrCat("cuCtxSetCurrent(device ", ordinal_, ")"));
+}
+
+absl::StatusOr<uint64_t> Device::alloc(size_t bytes) const {
+  RETURN_IF_ERROR(make_current());
+  CUdeviceptr address = 0;
+  // A zero-byte buffer still gets an address of its own.
+  CU_RETURN_IF_ERROR(*driver_, api(*driver_).cuMemAlloc(&address, bytes == 0 ? 1 : bytes),
+                     absl::StrCat("cuMemAlloc(", bytes, " bytes on cuda:", ordinal_, ")"));
+  return static_cast<uint64_t>(address);
+}
+
+void Device::free(uint64_t address) const {
+  if (address == 0 || !make_current().ok()) return;
+  api(*driver_).cuMemFree(static_cast<CUdeviceptr>(address));
+}
+
+absl::Status Device::upload(uint64_t address, const void* src, size_t bytes) const {
+  if (bytes == 0) return absl::OkStatus();
+  RETURN_IF_ERROR(make_current());
+  return check(*driver_, api(*driver_).cuMemcpyHtoD(static_cast<CUdeviceptr>(address), src, bytes),
+               absl::StrCat("cuMemcpyHtoD(", bytes, " bytes)"));
+}
+
+absl::Status Device::download(void* dst, uint64_t address, size_t bytes) const {
+  if (bytes == 0) return absl::OkStatus();
+  RETURN_IF_ERROR(make_current());
+  return check(*driver_, api(*driver_).cuMemcpyDtoH(dst, static_cast<CUdeviceptr>(address), bytes),
+               absl::StrCat("cuMemcpyDtoH(", bytes, " bytes)"));
+}
+
+absl::Status Device::zero(uint64_t address, size_t words32) const {
+  RETURN_IF_ERROR(make_current());
+  return check(*driver_, api(*driver_).cuMemsetD32(static_cast<CUdeviceptr>(address), 0, words32),
+               "cuMemsetD32");
+}
+
+absl::StatusOr<std::shared_ptr<Module>> Device::load_module(const std::string& ptx) const {
+  RETURN_IF_ERROR(make_current());
+  std::string error_log(kJitLogBytes, '\0');
+  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void* values[] = {error_log.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(kJitLogBytes))};
+  CUmodule module = nullptr;
+  CUresult r = api(*driver_).cuModuleLoadDataEx(&module, ptx.c_str(), 2, options, values);
+  if (r != CUDA_SUCCESS) {
+    error_log.resize(error_log.find('\0') == std::string::npos ? error_log.size() : error_log.find('\0'));
+    absl::Status status = check(*driver_, r, "cuModuleLoadDataEx");
+    return absl::Status(status.code(), absl::StrCat(status.message(), error_log.empty() ? "" : "\nJIT log:\n",
+                                                    error_log));
+  }
+  return std::shared_ptr<Module>(new Module(shared_from_this(), module));
+}
+
+Module::~Module() {
+  if (device_->make_current().ok()) api(device_->driver()).cuModuleUnload(static_cast<CUmodule>(module_));
+}
+
+absl::StatusOr<void*> Module::function(const std::string& name) const {
+  RETURN_IF_ERROR(device_->make_current());
+  CUfunction function = nullptr;
+  CUresult r = api(device_->driver()).cuModuleGetFunction(&function, static_cast<CUmodule>(module_),
+                                                          name.c_str());
+  if (r == CUDA_ERROR_NOT_FOUND) return absl::NotFoundError(absl::StrCat("no kernel ", name, " in the module"));
+  RETURN_IF_ERROR(check(device_->driver(), r, absl::StrCat("cuModuleGetFunction(", name, ")")));
+  return static_cast<void*>(function);
+}
+
+absl::StatusOr<std::shared_ptr<Stream>> Device::create_stream() const {
+  RETURN_IF_ERROR(make_current());
+  CUstream stream = nullptr;
+  // A blocking stream: it orders with the legacy default stream, which the synchronous copies
+  // of upload and download use, so a download after a launch sees the kernel's writes.
+  CU_RETURN_IF_ERROR(*driver_, api(*driver_).cuStreamCreate(&stream, CU_STREAM_DEFAULT), "cuStreamCreate");
+  return std::shared_ptr<Stream>(new Stream(shared_from_this(), stream));
+}
+
+Stream::~Stream() {
+  if (!device_->make_current().ok()) return;
+  const DriverApi& cu = api(device_->driver());
+  // Destroying a busy stream is allowed: the driver releases it once its work completes.
+  cu.cuStreamDestroy(static_cast<CUstream>(stream_));
+}
+
+absl::Status Device::launch(const Stream& stream, void* function, const LaunchConfig& config,
+                            void** params, std::string_view kernel) const {
+  RETURN_IF_ERROR(make_current());
+  const DriverApi& cu = api(*driver_);
+  auto f = static_cast<CUfunction>(function);
+  if (config.dynamic_shared_bytes > kStaticSharedLimit) {
+    CU_RETURN_IF_ERROR(*driver_,
+                       cu.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                             static_cast<int>(config.dynamic_shared_bytes)),
+                       absl::StrCat("kernel ", av(kernel), ": cuFuncSetAttribute(max dynamic shared ",
+                                    config.dynamic_shared_bytes, " bytes)"));
+  }
+  return check(*driver_,
+               cu.cuLaunchKernel(f, config.grid[0], config.grid[1], config.grid[2], config.block, 1, 1,
+                                 config.dynamic_shared_bytes, static_cast<CUstream>(stream.handle()),
+                                 params, nullptr),
+               absl::StrCat("kernel ", av(kernel), ": cuLaunchKernel(grid ", config.grid[0], "x",
+                            config.grid[1], "x", config.grid[2], ", ", config.block, " threads, ",
+                            config.dynamic_shared_bytes, " bytes dynamic shared)"));
+}
+
+absl::Status Device::synchronize(const Stream& stream, std::string_view kernel, int64_t timeout_ms) const {
+  RETURN_IF_ERROR(make_current());
+  const DriverApi& cu = api(*driver_);
+  auto start = std::chrono::steady_clock::now();
+  auto pause = std::chrono::microseconds(20);
+  for (;;) {
+    CUresult r = cu.cuStreamQuery(static_cast<CUstream>(stream.handle()));
+    if (r != CUDA_ERROR_NOT_READY)
+      return check(*driver_, r, absl::StrCat("kernel ", av(kernel), " on cuda:", ordinal_));
+    auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - start);
+    if (waited.count() >= timeout_ms)
+      return absl::DeadlineExceededError(absl::StrCat(
+          "kernel ", av(kernel), " did not finish within ", timeout_ms,
+          " ms on cuda:", ordinal_, " (TILERT_SYNC_TIMEOUT_MS); it may be deadlocked"));
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(1000));
+  }
+}
+
+}  // namespace tilert::cuda

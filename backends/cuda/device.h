@@ -1,0 +1,100 @@
+// One CUDA device through its primary context: device memory, modules JIT-compiled from PTX,
+// streams, launches and synchronization with a host-side time limit. CUDA handles appear as
+// opaque values so that users of this header need no cuda.h.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "backends/cuda/driver.h"
+
+namespace tilert::cuda {
+
+class Device;
+
+// A module loaded from PTX; unloaded when the last holder lets go.
+class Module {
+ public:
+  ~Module();
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  // The entry `name` (an opaque CUfunction). NotFound names the entry.
+  absl::StatusOr<void*> function(const std::string& name) const;
+
+ private:
+  friend class Device;
+  Module(std::shared_ptr<const Device> device, void* module) : device_(std::move(device)), module_(module) {}
+  std::shared_ptr<const Device> device_;
+  void* module_;
+};
+
+// A stream; launches on it run in order. Destroyed when the last holder lets go.
+class Stream {
+ public:
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  void* handle() const { return stream_; }
+
+ private:
+  friend class Device;
+  Stream(std::shared_ptr<const Device> device, void* stream) : device_(std::move(device)), stream_(stream) {}
+  std::shared_ptr<const Device> device_;
+  void* stream_;
+};
+
+struct LaunchConfig {
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t block = 1;                  // threads, x only
+  uint32_t dynamic_shared_bytes = 0;   // above 48 KiB the function's limit is raised first
+};
+
+// How long a synchronize waits: TILERT_SYNC_TIMEOUT_MS (milliseconds) when set to a positive
+// number, else 10000.
+int64_t sync_timeout_ms();
+
+class Device : public std::enable_shared_from_this<Device> {
+ public:
+  // Retains the primary context of device `ordinal`.
+  static absl::StatusOr<std::shared_ptr<Device>> open(std::shared_ptr<Driver> driver, int ordinal);
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  const Driver& driver() const { return *driver_; }
+  int ordinal() const { return ordinal_; }
+  // Makes the primary context current on the calling thread (every call below does this).
+  absl::Status make_current() const;
+
+  absl::StatusOr<uint64_t> alloc(size_t bytes) const;
+  void free(uint64_t address) const;
+  absl::Status upload(uint64_t address, const void* src, size_t bytes) const;
+  absl::Status download(void* dst, uint64_t address, size_t bytes) const;
+  absl::Status zero(uint64_t address, size_t words32) const;
+
+  // JIT-compiles `ptx`; a failure carries the JIT's error log.
+  absl::StatusOr<std::shared_ptr<Module>> load_module(const std::string& ptx) const;
+  absl::StatusOr<std::shared_ptr<Stream>> create_stream() const;
+
+  // Launches `function` (from load_module) with `params` (one pointer per kernel parameter, to
+  // its value). `kernel` names it in errors.
+  absl::Status launch(const Stream& stream, void* function, const LaunchConfig& config,
+                      void** params, std::string_view kernel) const;
+  // Waits for everything on `stream`, polling so that a kernel that never finishes gives
+  // DeadlineExceeded "kernel K did not finish within N ms" instead of a hang.
+  absl::Status synchronize(const Stream& stream, std::string_view kernel, int64_t timeout_ms) const;
+
+ private:
+  Device(std::shared_ptr<Driver> driver, int ordinal, int device, void* context)
+      : driver_(std::move(driver)), ordinal_(ordinal), device_(device), context_(context) {}
+  std::shared_ptr<Driver> driver_;
+  int ordinal_;
+  int device_;     // CUdevice
+  void* context_;  // CUcontext (the primary context)
+};
+
+}  // namespace tilert::cuda

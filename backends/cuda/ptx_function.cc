@@ -1,0 +1,420 @@
+// PTX text for whole functions and modules: the module header, the entry's parameters and
+// declarations, and the statements (structured control flow becomes labels and branches).
+#include <algorithm>
+#include <cctype>
+
+#include "absl/strings/str_cat.h"
+#include "backends/cuda/ptx_emit.h"
+#include "backends/cuda/ptx_function.h"
+#include "ir/status.h"
+
+namespace tilert::cuda {
+namespace {
+
+using simt::Expr;
+using simt::Space;
+using simt::Stmt;
+using simt::StmtKind;
+
+// Bodies repeated by unrolling, in statements; beyond it the IR is not what the lowering makes.
+constexpr int64_t kMaxUnrolledStatements = int64_t{1} << 20;
+constexpr const char* kDynamicShared = "tilert_dynamic_shared";
+
+struct RegClassInfo {
+  const char* prefix;
+  const char* decl_type;
+};
+constexpr RegClassInfo kRegClasses[] = {
+    {"%p", ".pred"}, {"%h", ".b16"}, {"%r", ".b32"},
+    {"%rd", ".b64"}, {"%f", ".f32"}, {"%fd", ".f64"},
+};
+
+bool is_identifier(std::string_view name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$';
+  });
+}
+
+// The type a scalar parameter has in the entry's signature (see README.md, "Parameters").
+const char* scalar_param_type(DType t) {
+  switch (t) {
+    case DType::kI8: case DType::kI32: return ".s32";
+    case DType::kBool: case DType::kU8: case DType::kU32: return ".u32";
+    case DType::kI64: return ".s64";
+    case DType::kF16: case DType::kBF16: return ".b16";
+    case DType::kF32: return ".f32";
+    case DType::kF64: return ".f64";
+  }
+  return ".u32";
+}
+
+std::string one_line(std::string_view comment) {
+  std::string s(comment);
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  return s;
+}
+
+// Byte offset of every shared array inside one block of shared memory, 16-byte aligned (the
+// layout Function::shared_bytes() counts).
+std::vector<int64_t> shared_offsets(const simt::Function& f) {
+  std::vector<int64_t> offsets;
+  int64_t offset = 0;
+  for (const simt::SharedArray& s : f.shared) {
+    offsets.push_back(offset);
+    offset += (s.bytes() + 15) / 16 * 16;
+  }
+  return offsets;
+}
+
+}  // namespace
+
+RegClass reg_class(DType t) {
+  switch (t) {
+    case DType::kBool: return RegClass::kPred;
+    case DType::kF16: case DType::kBF16: return RegClass::kB16;
+    case DType::kI8: case DType::kU8: case DType::kI32: case DType::kU32: return RegClass::kB32;
+    case DType::kI64: return RegClass::kB64;
+    case DType::kF32: return RegClass::kF32;
+    case DType::kF64: return RegClass::kF64;
+  }
+  return RegClass::kB32;
+}
+
+std::string FunctionEmitter::new_reg(RegClass c) {
+  int& count = reg_counts_[static_cast<int>(c)];
+  return absl::StrCat(kRegClasses[static_cast<int>(c)].prefix, count++);
+}
+
+std::string FunctionEmitter::new_label() { return absl::StrCat("$L_", f_.name, "_", labels_++); }
+
+void FunctionEmitter::line(std::string text) { absl::StrAppend(&body_, "\t", text, ";\n"); }
+
+void FunctionEmitter::label(const std::string& name) { absl::StrAppend(&body_, name, ":\n"); }
+
+absl::Status FunctionEmitter::error(std::string_view what) const {
+  return absl::InvalidArgumentError(absl::StrCat("PTX for function ", f_.name, ": ", av(what)));
+}
+
+absl::Status FunctionEmitter::unimplemented(std::string_view what) const {
+  return absl::UnimplementedError(absl::StrCat("PTX for function ", f_.name, " (",
+                                               target_.name(), "): ", av(what)));
+}
+
+std::string FunctionEmitter::var_reg(uint32_t id, int64_t element) const {
+  return element < 0 ? absl::StrCat("%v", id) : absl::StrCat("%v", id, "_", element);
+}
+
+absl::Status FunctionEmitter::declare_params() {
+  for (size_t i = 0; i < f_.params.size(); ++i) {
+    const simt::Param& p = f_.params[i];
+    std::string name = absl::StrCat(f_.name, "_param_", i);
+    if (p.is_array) {
+      std::string reg = new_reg(RegClass::kB64);
+      line(absl::StrCat("ld.param.u64 ", reg, ", [", name, "]"));
+      line(absl::StrCat("cvta.to.global.u64 ", reg, ", ", reg));
+      param_regs_.push_back(reg);
+      continue;
+    }
+    if (p.type == DType::kBool) {
+      std::string word = new_reg(RegClass::kB32), pred = new_reg(RegClass::kPred);
+      line(absl::StrCat("ld.param.u32 ", word, ", [", name, "]"));
+      line(absl::StrCat("setp.ne.u32 ", pred, ", ", word, ", 0"));
+      param_regs_.push_back(pred);
+      continue;
+    }
+    std::string reg = new_reg(reg_class(p.type));
+    line(absl::StrCat("ld.param", scalar_param_type(p.type), " ", reg, ", [", name, "]"));
+    param_regs_.push_back(reg);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> FunctionEmitter::address(Space space, uint32_t array,
+                                                     const Expr& index, DType element) {
+  std::string base;
+  switch (space) {
+    case Space::kGlobal:
+      if (array >= f_.params.size() || !f_.params[array].is_array)
+        return error(absl::StrCat("global array #", array, " is not an array parameter"));
+      base = param_regs_[array];
+      break;
+    case Space::kShared:
+      if (array >= f_.shared.size()) return error(absl::StrCat("no shared array #", array));
+      base = new_reg(RegClass::kB64);
+      if (uses_dynamic_shared(f_)) {
+        line(absl::StrCat("mov.u64 ", base, ", ", kDynamicShared));
+        line(absl::StrCat("add.s64 ", base, ", ", base, ", ", shared_offsets(f_)[array]));
+      } else {
+        line(absl::StrCat("mov.u64 ", base, ", shared_", array));
+      }
+      break;
+    case Space::kPrivate:
+      if (array >= f_.variables.size() || f_.variables[array].count <= 0)
+        return error(absl::StrCat("private array #", array, " is not an array"));
+      base = new_reg(RegClass::kB64);
+      line(absl::StrCat("mov.u64 ", base, ", local_", array));
+      break;
+  }
+  ASSIGN_OR_RETURN(PtxValue i, expr(index));
+  ASSIGN_OR_RETURN(i, cast(i, DType::kI32));
+  std::string offset = new_reg(RegClass::kB64), result = new_reg(RegClass::kB64);
+  line(absl::StrCat("mul.wide.s32 ", offset, ", ", i.reg, ", ", dtype_size(element)));
+  line(absl::StrCat("add.s64 ", result, ", ", base, ", ", offset));
+  return result;
+}
+
+absl::StatusOr<std::string> FunctionEmitter::emit_entry() {
+  if (!is_identifier(f_.name))
+    return absl::InvalidArgumentError(
+        absl::StrCat("PTX: function name '", f_.name, "' is not a PTX identifier"));
+  if (f_.threads <= 0) return error("threads must be positive");
+  for (const simt::Variable& v : f_.variables)
+    if (v.count < 0) return error(absl::StrCat("private array ", v.name, " has a negative size"));
+  array_in_registers_ = register_private_arrays(f_);
+  RETURN_IF_ERROR(declare_params());
+  RETURN_IF_ERROR(statements(f_.body));
+  line("ret");
+
+  std::string out = absl::StrCat(".visible .entry ", f_.name, "(\n");
+  for (size_t i = 0; i < f_.params.size(); ++i) {
+    const simt::Param& p = f_.params[i];
+    absl::StrAppend(&out, "\t.param ", p.is_array ? ".u64" : scalar_param_type(p.type), " ",
+                    f_.name, "_param_", i, i + 1 < f_.params.size() ? ",\n" : "\n");
+  }
+  absl::StrAppend(&out, ")\n.maxntid ", f_.threads, ", 1, 1\n{\n");
+  for (int c = 0; c < 6; ++c)
+    if (reg_counts_[c] > 0)
+      absl::StrAppend(&out, "\t.reg ", kRegClasses[c].decl_type, " ", kRegClasses[c].prefix, "<",
+                      reg_counts_[c], ">;\n");
+  for (size_t id = 0; id < f_.variables.size(); ++id) {
+    const simt::Variable& v = f_.variables[id];
+    const char* type = kRegClasses[static_cast<int>(reg_class(v.type))].decl_type;
+    absl::StrAppend(&out, "\t// ", v.name, ": ", av(dtype_name(v.type)));
+    if (v.count > 0) absl::StrAppend(&out, "[", v.count, "]");
+    absl::StrAppend(&out, "\n");
+    if (v.count == 0) {
+      absl::StrAppend(&out, "\t.reg ", type, " ", var_reg(id, -1), ";\n");
+    } else if (array_in_registers_[id]) {
+      for (int32_t k = 0; k < v.count; ++k)
+        absl::StrAppend(&out, "\t.reg ", type, " ", var_reg(id, k), ";\n");
+    } else {
+      absl::StrAppend(&out, "\t.local .align 16 .b8 local_", id, "[",
+                      int64_t{v.count} * dtype_size(v.type), "];\n");
+    }
+  }
+  if (!uses_dynamic_shared(f_)) {
+    for (size_t i = 0; i < f_.shared.size(); ++i)
+      absl::StrAppend(&out, "\t// ", f_.shared[i].name, ": ", av(dtype_name(f_.shared[i].type)),
+                      "[", f_.shared[i].count, "]\n\t.shared .align 16 .b8 shared_", i, "[",
+                      std::max<int64_t>(f_.shared[i].bytes(), 1), "];\n");
+  }
+  absl::StrAppend(&out, body_, "}\n");
+  return out;
+}
+
+absl::Status FunctionEmitter::statements(const simt::Body& body) {
+  for (const Stmt& s : body) {
+    if (++unrolled_statements_ > kMaxUnrolledStatements)
+      return error("more than 2^20 statements after unrolling");
+    if (!s.comment.empty()) absl::StrAppend(&body_, "\t// ", one_line(s.comment), "\n");
+    RETURN_IF_ERROR(statement(s));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FunctionEmitter::statement(const Stmt& s) {
+  auto need = [&](size_t n) -> absl::Status {
+    if (s.operands.size() < n)
+      return error(absl::StrCat("a ", s.kind == StmtKind::kBarrier ? "named barrier" : "statement",
+                                " needs ", n, " operands, has ", s.operands.size()));
+    return absl::OkStatus();
+  };
+  switch (s.kind) {
+    case StmtKind::kAssign: RETURN_IF_ERROR(need(1)); return assign(s);
+    case StmtKind::kStore: RETURN_IF_ERROR(need(2)); return store(s);
+    case StmtKind::kAtomicAdd: RETURN_IF_ERROR(need(2)); return atomic_add(s);
+    case StmtKind::kIf: RETURN_IF_ERROR(need(1)); return if_stmt(s);
+    case StmtKind::kFor: RETURN_IF_ERROR(need(3)); return for_stmt(s);
+    case StmtKind::kWhile: RETURN_IF_ERROR(need(1)); return while_stmt(s);
+    case StmtKind::kBarrier:
+      if (s.barrier == simt::BarrierKind::kNamed || s.barrier == simt::BarrierKind::kNamedArrive)
+        RETURN_IF_ERROR(need(2));
+      return barrier(s);
+    case StmtKind::kReturn: line("ret"); return absl::OkStatus();
+  }
+  return error(absl::StrCat("unknown statement kind #", static_cast<int>(s.kind)));
+}
+
+absl::Status FunctionEmitter::assign(const Stmt& s) {
+  if (s.id >= f_.variables.size()) return error(absl::StrCat("no variable #", s.id));
+  const simt::Variable& v = f_.variables[s.id];
+  if (unrolled_.count(s.id)) return error(absl::StrCat("assignment to unrolled loop variable ", v.name));
+  if (s.operands.size() == 2) {
+    if (v.count == 0) return error(absl::StrCat("indexed assignment to scalar ", v.name));
+    if (!array_in_registers_[s.id]) {
+      Stmt as_store = s;
+      as_store.kind = StmtKind::kStore;
+      as_store.space = Space::kPrivate;
+      return store(as_store);
+    }
+    return store_to_register_array(s);
+  }
+  if (v.count != 0) return error(absl::StrCat("assignment to array ", v.name, " without an index"));
+  ASSIGN_OR_RETURN(PtxValue value, expr(s.operands[0]));
+  ASSIGN_OR_RETURN(value, cast(value, v.type));
+  line(absl::StrCat("mov", kRegClasses[static_cast<int>(reg_class(v.type))].decl_type, " ",
+                    var_reg(s.id, -1), ", ", value.reg));
+  return absl::OkStatus();
+}
+
+absl::Status FunctionEmitter::store_to_register_array(const Stmt& s) {
+  const simt::Variable& v = f_.variables[s.id];
+  ASSIGN_OR_RETURN(int64_t k, register_array_index(s.id, s.operands[0]));
+  ASSIGN_OR_RETURN(PtxValue value, expr(s.operands[1]));
+  ASSIGN_OR_RETURN(value, cast(value, v.type));
+  line(absl::StrCat("mov", kRegClasses[static_cast<int>(reg_class(v.type))].decl_type, " ",
+                    var_reg(s.id, k), ", ", value.reg));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> FunctionEmitter::register_array_index(uint32_t var, const Expr& index) {
+  std::optional<int64_t> k = fold_constant(index, unrolled_);
+  const simt::Variable& v = f_.variables[var];
+  if (!k) return error(absl::StrCat("index of register array ", v.name, " is not constant"));
+  if (*k < 0 || *k >= v.count)
+    return error(absl::StrCat("index ", *k, " out of bounds of ", v.name, "[", v.count, "]"));
+  return *k;
+}
+
+absl::Status FunctionEmitter::if_stmt(const Stmt& s) {
+  ASSIGN_OR_RETURN(PtxValue c, expr(s.operands[0]));
+  ASSIGN_OR_RETURN(c, cast(c, DType::kBool));
+  std::string else_label = new_label(), end_label = new_label();
+  line(absl::StrCat("@!", c.reg, " bra ", s.else_body.empty() ? end_label : else_label));
+  RETURN_IF_ERROR(statements(s.body));
+  if (!s.else_body.empty()) {
+    line(absl::StrCat("bra.uni ", end_label));
+    label(else_label);
+    RETURN_IF_ERROR(statements(s.else_body));
+  }
+  label(end_label);
+  return absl::OkStatus();
+}
+
+absl::Status FunctionEmitter::for_stmt(const Stmt& s) {
+  if (s.id >= f_.variables.size() || f_.variables[s.id].count != 0)
+    return error(absl::StrCat("loop variable #", s.id, " is not a private scalar"));
+  if (s.unroll) {
+    std::optional<int64_t> begin = fold_constant(s.operands[0], unrolled_);
+    std::optional<int64_t> end = fold_constant(s.operands[1], unrolled_);
+    std::optional<int64_t> step = fold_constant(s.operands[2], unrolled_);
+    if (begin && end && step) return unrolled_for(s, *begin, *end, *step);
+  }
+  const std::string v = var_reg(s.id, -1);
+  // begin, end and step are read once, into registers the body cannot change.
+  std::string bounds[3];
+  for (int i = 0; i < 3; ++i) {
+    ASSIGN_OR_RETURN(PtxValue x, expr(s.operands[i]));
+    ASSIGN_OR_RETURN(x, cast(x, DType::kI32));
+    bounds[i] = new_reg(RegClass::kB32);
+    line(absl::StrCat("mov.b32 ", bounds[i], ", ", x.reg));
+  }
+  line(absl::StrCat("mov.b32 ", v, ", ", bounds[0]));
+  std::string head = new_label(), end = new_label(), done = new_reg(RegClass::kPred);
+  label(head);
+  line(absl::StrCat("setp.ge.s32 ", done, ", ", v, ", ", bounds[1]));
+  line(absl::StrCat("@", done, " bra ", end));
+  RETURN_IF_ERROR(statements(s.body));
+  line(absl::StrCat("add.s32 ", v, ", ", v, ", ", bounds[2]));
+  line(absl::StrCat("bra.uni ", head));
+  label(end);
+  return absl::OkStatus();
+}
+
+absl::Status FunctionEmitter::unrolled_for(const Stmt& s, int64_t begin, int64_t end,
+                                           int64_t step) {
+  if (step <= 0) return error(absl::StrCat("unrolled loop with step ", step));
+  std::optional<int64_t> outer;
+  if (auto it = unrolled_.find(s.id); it != unrolled_.end()) outer = it->second;
+  for (int64_t k = begin; k < end; k += step) {
+    unrolled_[s.id] = k;
+    RETURN_IF_ERROR(statements(s.body));
+  }
+  if (outer) unrolled_[s.id] = *outer; else unrolled_.erase(s.id);
+  // After the loop the variable holds its exit value, as the rolled loop would leave it.
+  int64_t exit = begin < end ? begin + (end - begin + step - 1) / step * step : begin;
+  line(absl::StrCat("mov.b32 ", var_reg(s.id, -1), ", ", exit));
+  return absl::OkStatus();
+}
+
+absl::Status FunctionEmitter::while_stmt(const Stmt& s) {
+  std::string head = new_label(), end = new_label();
+  label(head);
+  ASSIGN_OR_RETURN(PtxValue c, expr(s.operands[0]));
+  ASSIGN_OR_RETURN(c, cast(c, DType::kBool));
+  line(absl::StrCat("@!", c.reg, " bra ", end));
+  RETURN_IF_ERROR(statements(s.body));
+  line(absl::StrCat("bra.uni ", head));
+  label(end);
+  return absl::OkStatus();
+}
+
+absl::Status FunctionEmitter::barrier(const Stmt& s) {
+  switch (s.barrier) {
+    case simt::BarrierKind::kWorkgroup: line("bar.sync 0"); return absl::OkStatus();
+    case simt::BarrierKind::kSubgroup: line("bar.warp.sync 0xffffffff"); return absl::OkStatus();
+    case simt::BarrierKind::kNamed:
+    case simt::BarrierKind::kNamedArrive: {
+      ASSIGN_OR_RETURN(PtxValue id, expr(s.operands[0]));
+      ASSIGN_OR_RETURN(id, cast(id, DType::kI32));
+      ASSIGN_OR_RETURN(PtxValue count, expr(s.operands[1]));
+      ASSIGN_OR_RETURN(count, cast(count, DType::kI32));
+      line(absl::StrCat(s.barrier == simt::BarrierKind::kNamed ? "bar.sync " : "bar.arrive ",
+                        id.reg, ", ", count.reg));
+      return absl::OkStatus();
+    }
+  }
+  return error(absl::StrCat("unknown barrier kind #", static_cast<int>(s.barrier)));
+}
+
+namespace {
+
+std::string module_header(const lowering::TargetDescription& target) {
+  return absl::StrCat("//\n// Generated by tilert for ", target.name(), "\n//\n\n.version 8.0\n.target ",
+                      target.arch, "\n.address_size 64\n\n");
+}
+
+absl::Status check_target(const lowering::TargetDescription& target) {
+  if (target.api != lowering::ApiKind::kPtx || target.arch.rfind("sm_", 0) != 0)
+    return absl::InvalidArgumentError(
+        absl::StrCat("PTX emitter: target ", target.name(), " is not a PTX target (ptx:sm_NN)"));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> emit_ptx_module(std::span<const simt::Function> functions,
+                                            const lowering::TargetDescription& target) {
+  RETURN_IF_ERROR(check_target(target));
+  std::string out = module_header(target);
+  bool dynamic = std::any_of(functions.begin(), functions.end(), uses_dynamic_shared);
+  if (dynamic) absl::StrAppend(&out, ".extern .shared .align 16 .b8 ", kDynamicShared, "[];\n\n");
+  for (size_t i = 0; i < functions.size(); ++i) {
+    for (size_t j = 0; j < i; ++j)
+      if (functions[j].name == functions[i].name)
+        return absl::InvalidArgumentError(
+            absl::StrCat("PTX module: two functions named ", functions[i].name));
+    FunctionEmitter emitter(functions[i], target);
+    ASSIGN_OR_RETURN(std::string entry, emitter.emit_entry());
+    absl::StrAppend(&out, entry, "\n");
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> emit_ptx(const simt::Function& f,
+                                     const lowering::TargetDescription& target) {
+  return emit_ptx_module(std::span<const simt::Function>(&f, 1), target);
+}
+
+}  // namespace tilert::cuda

@@ -1,0 +1,97 @@
+// The emitter of one PTX entry, shared by ptx_function.cc (declarations and statements),
+// ptx_expr.cc (expressions and conversions) and ptx_math.cc (math functions and subgroup
+// reductions). Internal to backends/cuda.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "lowering/simt.h"
+#include "lowering/target.h"
+
+namespace tilert::cuda {
+
+// A value in a register: its name ("%f3", "%v2") and its SIMT type.
+struct PtxValue {
+  std::string reg;
+  DType type = DType::kI32;
+};
+
+// Register classes, one PTX register prefix each.
+enum class RegClass : uint8_t { kPred, kB16, kB32, kB64, kF32, kF64 };
+RegClass reg_class(DType t);
+
+// The folded value of `e` when it is built only from integer constants and the variables bound
+// in `known` (unrolled loop variables); nullopt otherwise.
+std::optional<int64_t> fold_constant(const simt::Expr& e, const std::map<uint32_t, int64_t>& known);
+
+// Which private arrays may live in registers: those whose every index folds to a constant once
+// the loops marked unroll are unrolled. Indexed by variable id (false for scalars).
+std::vector<bool> register_private_arrays(const simt::Function& f);
+
+class FunctionEmitter {
+ public:
+  FunctionEmitter(const simt::Function& f, const lowering::TargetDescription& target)
+      : f_(f), target_(target) {}
+  // The `.visible .entry` with its body.
+  absl::StatusOr<std::string> emit_entry();
+
+  // --- used by the expression and math files ---
+  std::string new_reg(RegClass c);
+  PtxValue new_value(DType t) { return {new_reg(reg_class(t)), t}; }
+  std::string new_label();
+  void line(std::string text);  // one instruction, indented, ';' added
+  void label(const std::string& name);
+  absl::Status error(std::string_view what) const;         // InvalidArgument naming the function
+  absl::Status unimplemented(std::string_view what) const;  // Unimplemented naming the function
+
+  absl::StatusOr<PtxValue> expr(const simt::Expr& e);
+  absl::StatusOr<PtxValue> cast(PtxValue v, DType to);
+  absl::StatusOr<PtxValue> call(const simt::Expr& e);
+  absl::StatusOr<PtxValue> subgroup_reduce(const simt::Expr& e);
+  absl::StatusOr<PtxValue> erf_f32(const std::string& x);
+  absl::StatusOr<PtxValue> constant(const simt::Expr& e);
+  // An integer immediate moved into a register of type `t`.
+  PtxValue int_value(int64_t v, DType t);
+  PtxValue f32_value(float v);
+  // The 64-bit address of element `index` of an array.
+  absl::StatusOr<std::string> address(simt::Space space, uint32_t array, const simt::Expr& index,
+                                      DType element);
+  const lowering::TargetDescription& target() const { return target_; }
+
+ private:
+  absl::Status declare_params();
+  absl::Status statements(const simt::Body& body);
+  absl::Status statement(const simt::Stmt& s);
+  absl::Status assign(const simt::Stmt& s);
+  absl::Status store(const simt::Stmt& s);
+  absl::Status atomic_add(const simt::Stmt& s);
+  absl::Status if_stmt(const simt::Stmt& s);
+  absl::Status for_stmt(const simt::Stmt& s);
+  absl::Status unrolled_for(const simt::Stmt& s, int64_t begin, int64_t end, int64_t step);
+  absl::Status while_stmt(const simt::Stmt& s);
+  absl::Status barrier(const simt::Stmt& s);
+  absl::StatusOr<PtxValue> load(const simt::Expr& e);
+  absl::StatusOr<PtxValue> binary(const simt::Expr& e);
+  absl::StatusOr<PtxValue> logic(const simt::Expr& e);
+  absl::StatusOr<PtxValue> builtin(const simt::Expr& e);
+  absl::StatusOr<int64_t> register_array_index(uint32_t var, const simt::Expr& index);
+  std::string var_reg(uint32_t id, int64_t element) const;
+  absl::Status store_to_register_array(const simt::Stmt& s);
+
+  const simt::Function& f_;
+  const lowering::TargetDescription& target_;
+  std::string body_;
+  int reg_counts_[6] = {};
+  int labels_ = 0;
+  std::vector<std::string> param_regs_;      // per param: address (arrays) or value register
+  std::vector<bool> array_in_registers_;     // per variable
+  std::map<uint32_t, int64_t> unrolled_;     // unrolled loop variables and their current value
+  int64_t unrolled_statements_ = 0;          // guards against unbounded unrolling
+};
+
+}  // namespace tilert::cuda

@@ -1,0 +1,49 @@
+// The SPIR-V emitter: one SIMT function (lowering/simt.h) to a Vulkan compute shader module, and
+// the push-constant layout the runtime packs scalar arguments into. How the SIMT IR maps onto
+// SPIR-V is described in backends/vulkan/README.md, "Emitting SPIR-V".
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "lowering/simt.h"
+
+namespace tilert::vulkan {
+
+// What the emitted module may use. The version follows the Vulkan API (1.5 for Vulkan 1.2, 1.6
+// for Vulkan 1.3); every flag is an optional device feature the pipeline's device has enabled.
+struct SpirvOptions {
+  uint32_t spirv_version = 0x00010500;
+  bool float16_arithmetic = false;  // shaderFloat16: f16 shared / private arrays stay 16-bit
+  bool int8_arithmetic = false;     // shaderInt8: i8 / u8 shared / private arrays stay 8-bit
+  bool storage_16bit = false;       // storageBuffer16BitAccess: 16-bit global elements
+  bool storage_8bit = false;        // storageBuffer8BitAccess: 8-bit global elements
+  bool subgroup_arithmetic = false; // VK_SUBGROUP_FEATURE_ARITHMETIC_BIT in compute shaders
+  bool shader_clock = false;        // VK_KHR_shader_clock (subgroup clock)
+  bool float_atomic_add = false;    // VK_EXT_shader_atomic_float: f32 atomic add on buffers
+                                    // and shared memory
+};
+
+// Where each scalar parameter lives in the push-constant block. Every scalar takes 4 bytes
+// (bool as a u32 0/1; i8 / u8 widened to 32-bit integers; f16 / bf16 widened to f32) or 8 bytes
+// (i64, f64), at an offset aligned to its size, in parameter order; the total is rounded up to
+// a multiple of 4.
+struct PushConstantLayout {
+  std::vector<int32_t> offsets;  // per parameter of the function; -1 for arrays
+  uint32_t total_bytes = 0;
+};
+PushConstantLayout push_constant_layout(const simt::Function& f);
+
+// The bytes a scalar parameter of type `type` occupies in the push-constant block, and how a
+// launch argument is stored there: integers (and bool) as int64 values, floats as doubles.
+int push_constant_size(DType type);
+void store_push_constant(DType type, int64_t int_value, double float_value, void* destination);
+
+// The module's words. Errors: Unimplemented for what the options (or Vulkan) cannot express
+// (named barriers, a clock without shader_clock, subgroup reductions without subgroup
+// arithmetic), InvalidArgument for a malformed function (an unknown parameter, variable or
+// array), each naming the function.
+absl::StatusOr<std::vector<uint32_t>> emit_spirv(const simt::Function& f, const SpirvOptions& o);
+
+}  // namespace tilert::vulkan

@@ -1,0 +1,126 @@
+// The SPIR-V emitter's state, shared by its files: declarations.cc (types, interface variables,
+// arrays, the entry point), expressions.cc (values and casts), math.cc (GLSL.std.450 calls,
+// erf, 16-bit float rounding), memory.cc (array element loads, stores and atomics) and
+// statements.cc (structured control flow and barriers).
+//
+// Values of 16-bit and 8-bit types live in 32-bit "representation" types while the shader
+// computes (f16 and bf16 in f32, rounded to their precision; i8 in i32, u8 in u32, wrapped);
+// only array elements are narrow, so every narrow conversion happens at a load or store.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "backends/vulkan/spirv/module_builder.h"
+#include "backends/vulkan/spirv_emit/emit.h"
+#include "lowering/simt.h"
+
+namespace tilert::vulkan::spirv_emit {
+
+using spirv::Id;
+
+// How an array's elements are stored.
+enum class ElementLayout : uint8_t {
+  kNative,   // the element type itself (f16 with 16-bit access, i32, ...)
+  kWidened,  // a narrow type kept in its 32-bit representation (shared / private only)
+  kBf16Bits, // bf16 as 16-bit unsigned integers (global, with 16-bit access)
+  kPacked,   // narrow global elements packed into u32 words, no 8/16-bit access needed
+  kF32Bits,  // f32 as u32 words, so a compare-exchange loop can add to them atomically
+};
+
+struct ArrayInfo {
+  std::string name;
+  DType type = DType::kF32;      // element type in the IR
+  simt::Space space = simt::Space::kGlobal;
+  ElementLayout layout = ElementLayout::kNative;
+  spv::StorageClass storage = spv::StorageClass::StorageBuffer;
+  Id variable = 0;
+  Id element_type = 0;           // the stored element's SPIR-V type
+  bool in_block = false;         // a storage buffer: the array is member 0 of a struct
+  int64_t count = 0;             // elements; 0 for global arrays (runtime-sized)
+};
+
+class Emitter {
+ public:
+  Emitter(const simt::Function& f, const SpirvOptions& o);
+  absl::StatusOr<std::vector<uint32_t>> run();
+
+  // --- declarations.cc
+  Id repr_type(DType t);             // the SPIR-V type a value of `t` is computed in
+  Id u32_type() { return b_.type_int(32, false); }
+  Id i32_type() { return b_.type_int(32, true); }
+  Id f32_type() { return b_.type_float(32); }
+  Id bool_type() { return b_.type_bool(); }
+  Id u32(uint32_t v) { return b_.constant_u32(v); }
+  Id i32(int32_t v) { return b_.constant_i32(v); }
+  Id f32(float v) { return b_.constant_f32(v); }
+  Id constant_int(DType t, int64_t v);
+  Id constant_float(DType t, double v);
+  void need_int64();
+  void need_float64();
+  // Records the first error (later ones are dropped); returns 0 so callers can `return fail(...)`.
+  Id fail(absl::Status status);
+  bool failed() const { return !status_.ok(); }
+  const std::string& name() const { return f_.name; }
+
+  // --- expressions.cc
+  Id expr(const simt::Expr& e);
+  // Converts `value` (in repr_type(from)) to repr_type(to), rounding to narrow types.
+  Id cast(Id value, DType from, DType to);
+
+  // --- math.cc
+  Id call(const simt::Expr& e);
+  Id glsl(Id type, uint32_t instruction, const std::vector<Id>& args);
+  Id round_to_f16(Id f32_value);
+  Id f32_to_bf16_bits(Id f32_value);  // u32 holding the 16 bits, nearest even, NaN kept
+  Id bf16_bits_to_f32(Id u32_bits);
+  Id f16_bits_to_f32(Id u32_bits);
+  Id f32_to_f16_bits(Id f32_value);
+  Id erf_f32(Id x);
+
+  // --- memory.cc
+  const ArrayInfo* array(simt::Space space, uint32_t id);
+  Id load_element(const ArrayInfo& a, Id index);
+  void store_element(const ArrayInfo& a, Id index, Id value);
+  void atomic_add(const ArrayInfo& a, Id index, Id value);
+
+  // --- statements.cc
+  void body(const simt::Body& body);
+  Id variable(uint32_t id);  // a private scalar's OpVariable
+
+  spirv::ModuleBuilder& builder() { return b_; }
+
+ private:
+  void declare_interface();
+  void declare_arrays();
+  Id builtin_variable(spv::BuiltIn builtin, Id type);
+  Id builtin(simt::Builtin b);
+  Id scalar_param(uint32_t id);
+  bool needs_f32_bits(simt::Space space, uint32_t id) const;
+  void statement(const simt::Stmt& s);
+  void if_statement(const simt::Stmt& s);
+  void for_statement(const simt::Stmt& s);
+  void while_statement(const simt::Stmt& s);
+  void barrier(const simt::Stmt& s);
+  Id pointer_to(const ArrayInfo& a, Id index, Id element_type);
+
+  const simt::Function& f_;
+  SpirvOptions o_;
+  spirv::ModuleBuilder b_;
+  absl::Status status_;
+  Id glsl_ = 0;
+  Id main_ = 0;
+  std::vector<Id> interface_;
+  std::vector<ArrayInfo> globals_;   // per parameter (arrays only are filled in)
+  std::vector<ArrayInfo> shared_;
+  std::vector<ArrayInfo> private_arrays_;  // per variable (arrays only)
+  std::vector<Id> variables_;              // per variable: its OpVariable
+  Id push_block_ = 0;
+  PushConstantLayout push_layout_;
+  std::vector<std::pair<spv::BuiltIn, Id>> builtins_;
+  bool block_terminated_ = false;    // the current block ended with a return
+};
+
+}  // namespace tilert::vulkan::spirv_emit

@@ -1,0 +1,46 @@
+// Target description and SPIR-V options from a physical device's properties and features.
+#include "backends/vulkan/target.h"
+
+namespace tilert::vulkan {
+namespace {
+
+bool has_vulkan_1_3(const PhysicalDeviceInfo& info) { return info.api_version >= VK_API_VERSION_1_3; }
+
+bool has_subgroup_arithmetic(const PhysicalDeviceInfo& info) {
+  return (info.subgroup_stages & VK_SHADER_STAGE_COMPUTE_BIT) != 0 &&
+         (info.subgroup_operations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0 &&
+         (info.subgroup_operations & VK_SUBGROUP_FEATURE_BASIC_BIT) != 0;
+}
+
+}  // namespace
+
+lowering::TargetDescription target_for_device(const PhysicalDeviceInfo& info) {
+  using lowering::TargetFeature;
+  lowering::TargetDescription target = lowering::predefined_target(
+      has_vulkan_1_3(info) ? lowering::PredefinedTarget::kVulkan13 : lowering::PredefinedTarget::kVulkan12);
+  if (info.subgroup_size > 0) target.subgroup_sizes = {static_cast<int>(info.subgroup_size)};
+  if (info.max_shared_memory_bytes > 0) target.shared_memory_per_block = info.max_shared_memory_bytes;
+  if (info.max_invocations > 0) target.max_threads_per_block = static_cast<int>(info.max_invocations);
+  target.set(TargetFeature::kFloat16Arithmetic, info.shader_float16);
+  target.set(TargetFeature::kInt8Arithmetic, info.shader_int8);
+  target.set(TargetFeature::kStorage16Bit, info.storage_16bit);
+  target.set(TargetFeature::kSubgroupArithmetic, has_subgroup_arithmetic(info));
+  target.set(TargetFeature::kShaderClock, info.shader_clock);
+  target.limits_are_guaranteed_minimums = false;
+  return target;
+}
+
+SpirvOptions spirv_options_for_device(const PhysicalDeviceInfo& info) {
+  SpirvOptions o;
+  o.spirv_version = has_vulkan_1_3(info) ? 0x00010600 : 0x00010500;
+  o.float16_arithmetic = info.shader_float16;
+  o.int8_arithmetic = info.shader_int8;
+  o.storage_16bit = info.storage_16bit;
+  o.storage_8bit = info.storage_8bit;
+  o.subgroup_arithmetic = has_subgroup_arithmetic(info);
+  o.shader_clock = info.shader_clock;
+  o.float_atomic_add = false;  // the device is created without VK_EXT_shader_atomic_float
+  return o;
+}
+
+}  // namespace tilert::vulkan

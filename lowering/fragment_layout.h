@@ -1,0 +1,32 @@
+// Where fragment tiles live: in registers spread over the block's threads (distributed: element e
+// of the row-major tile on thread e % threads, slot e / threads), or in shared memory when some
+// access needs elements another thread holds. See lowering/README.md, "Fragment layouts".
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "ir/kernel.h"
+
+namespace tilert::lowering {
+
+enum class FragmentLayout : uint8_t { kDistributed, kShared };
+
+struct FragmentLayouts {
+  std::map<SymbolId, FragmentLayout> by_symbol;
+  FragmentLayout of(SymbolId id) const;
+};
+
+// Whether element `indices` of a fragment of `frag_shape` is held by the thread that runs an
+// iteration of `op`: the loop's extents equal the fragment's shape, its ranges start at 0, and the
+// indices are the loop variables in order. Then iteration and element have the same flat number.
+bool owner_local(const ParallelOp& op, const std::vector<Expr>& indices,
+                 const std::vector<int64_t>& frag_shape);
+
+// A fragment is distributed unless a parallel body reads or writes it at a position other than
+// its own iteration's, or it is copied to a fragment of another shape (the destination's owner
+// reads elements the source's owner holds).
+FragmentLayouts infer_fragment_layouts(const Kernel& kernel);
+
+}  // namespace tilert::lowering

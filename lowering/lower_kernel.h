@@ -1,0 +1,30 @@
+// The shared lowering: one verified tile-IR kernel to the SIMT IR (lowering/simt.h) for a target
+// description. Every GPU backend calls this and then its own emitter; see lowering/README.md for
+// how tiles are laid out over threads and how synchronization is lowered.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ir/kernel.h"
+#include "lowering/simt.h"
+#include "lowering/target.h"
+
+namespace tilert::lowering {
+
+// Lowers `kernel` (verified, capabilities already checked) for `target`. The result's parameters
+// are the kernel's, in signature order (tensors as global arrays, scalars as scalars), followed by
+// the status record (Function::status_param). Errors: ResourceExhausted when the kernel's shared
+// memory (with the lowering's own scratch) exceeds the target's; Unimplemented, naming the kernel
+// and source line, for a construct this lowering cannot map to the target.
+absl::StatusOr<simt::Function> lower_kernel(const Kernel& kernel, const TargetDescription& target);
+
+// The error a launch reports for the status record the kernel wrote (kStatusWords words): OK for
+// kOk; Aborted "kernel K: deadlock: role R waits on B at line L [and ...], which nothing can
+// complete (block (x, y))"
+// for kDeadlock; Internal for a code this build does not know.
+absl::Status status_record_error(const simt::Function& function, std::span<const uint32_t> words);
+
+}  // namespace tilert::lowering

@@ -1,0 +1,180 @@
+// The lowering's working state (internal to lowering/): one kernel being turned into a
+// simt::Function. The member functions are spread over files by concern:
+//   lower_kernel.cc   driver, statement dispatch, thread-level statements, the barrier tracker
+//   lower_expr.cc     tile expressions to SIMT expressions, element addressing
+//   lower_copy.cc     copy, fill and parallel loops
+//   lower_compute.cc  gemm and reductions
+//   lower_sync.cc     emulated mbarriers and named barriers, the merged role schedule
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ir/kernel.h"
+#include "ir/passes/access_sets.h"
+#include "ir/verify/thread_dependence.h"
+#include "lowering/fragment_layout.h"
+#include "lowering/simt.h"
+#include "lowering/target.h"
+
+namespace tilert::lowering {
+
+// Where one tile-IR symbol lives in the SIMT function.
+struct Storage {
+  enum class Kind : uint8_t {
+    kNone,
+    kScalarParam,   // id: SIMT param
+    kTensor,        // id: SIMT param (global array); shape: expressions over scalar params
+    kShared,        // id: shared array (shared tiles and shared-backed fragments)
+    kDistributed,   // id: private array of `slots` elements, element e on thread e % threads
+    kPrivate,       // id: private variable (scalar: shape empty) or private array
+    kMbarrier,      // the emulated state, see MbarrierState
+  };
+  Kind kind = Kind::kNone;
+  uint32_t id = 0;
+  std::vector<int64_t> shape;  // constant shape (shared, fragments, local arrays)
+  int32_t slots = 0;
+};
+
+// Emulated mbarrier array: per barrier, the arrivals still expected in the current phase, the
+// transaction bytes still pending, and the current phase parity. Kept in private variables that
+// every thread updates identically (the merged stream is uniform), so no shared memory is used.
+struct MbarrierState {
+  uint32_t pending_arrivals = 0, pending_bytes = 0, parity = 0;  // private arrays
+  int64_t count = 1;      // barriers in the array
+  int64_t expected = 1;   // arrivals per phase
+};
+
+// Which shared / global memory has been touched since the last workgroup barrier.
+class BarrierTracker {
+ public:
+  // Returns whether a barrier must come before an op making `accesses`; records them.
+  bool needs_barrier(const std::vector<Access>& accesses) const;
+  void record(const std::vector<Access>& accesses);
+  void clear() { pending_.clear(); }
+  void merge(const BarrierTracker& other) {
+    pending_.insert(pending_.end(), other.pending_.begin(), other.pending_.end());
+  }
+  bool empty() const { return pending_.empty(); }
+
+ private:
+  std::vector<Access> pending_;
+};
+
+class Lowerer {
+ public:
+  Lowerer(const Kernel& kernel, const TargetDescription& target);
+  absl::StatusOr<simt::Function> run();
+
+  // ---- lower_kernel.cc ----
+  absl::Status lower_block(const Block& block);
+  absl::Status lower_stmt(const Stmt& s);
+  absl::Status lower_thread_stmt(const Stmt& s);  // assignments, atomics, thread-dependent ifs
+  absl::Status lower_for(const Stmt& s, const ForOp& op);
+  absl::Status lower_if(const Stmt& s, const IfOp& op);
+  absl::Status declare(const Stmt& s, const DeclareOp& op);
+  // Emits a workgroup barrier first when `accesses` conflict with what is pending.
+  void order_accesses(const std::vector<Access>& accesses);
+  void barrier_now();
+  std::vector<Access> accesses_of(const Stmt& s) const;
+  absl::Status unsupported(const Stmt& s, std::string_view what) const;
+  absl::Status unsupported(SourceLoc loc, std::string_view what) const;
+
+  // ---- lower_expr.cc ----
+  // Tile expression to SIMT. Loads of global tensors are bounds-checked: they are hoisted into a
+  // temporary that stays zero when the element lies outside the tensor.
+  absl::StatusOr<simt::Expr> expr(const Expr& e);
+  simt::Expr i32(int64_t v) const { return simt::Expr::int_const(v); }
+  simt::Expr tid() const { return simt::Expr::builtin(simt::Builtin::kLocalId); }
+  simt::Expr add(simt::Expr a, simt::Expr b) const;
+  simt::Expr mul(simt::Expr a, simt::Expr b) const;
+  simt::Expr bin(BinaryOp op, simt::Expr a, simt::Expr b) const;
+  // Row-major flat index of `idx` in `shape` (constant) / the tensor's shape (run-time).
+  simt::Expr flat_index(const std::vector<simt::Expr>& idx, const std::vector<int64_t>& shape) const;
+  absl::StatusOr<simt::Expr> tensor_flat_index(const Storage& t, const std::vector<simt::Expr>& idx);
+  absl::StatusOr<simt::Expr> tensor_in_bounds(const Storage& t, const std::vector<simt::Expr>& idx);
+  // The i-th coordinates of flat element `e` of `shape`.
+  std::vector<simt::Expr> unravel(const simt::Expr& e, const std::vector<int64_t>& shape) const;
+  // A read of element `idx` of a symbol that is not a distributed fragment (global guarded).
+  absl::StatusOr<simt::Expr> read_element(SymbolId sym, const std::vector<simt::Expr>& idx);
+  // A write (global: skipped outside the tensor; distributed fragments are written by slot).
+  absl::Status write_element(SymbolId sym, const std::vector<simt::Expr>& idx, simt::Expr value);
+  uint32_t new_var(std::string name, DType type, int32_t count = 0);
+  simt::Expr var(uint32_t id) const;
+  void assign(uint32_t var, simt::Expr value);
+  void assign_at(uint32_t array, simt::Expr index, simt::Expr value);
+  void emit(simt::Stmt s) { out_->push_back(std::move(s)); }
+  // Runs `fn` with statements going into `body`.
+  absl::Status into(simt::Body& body, const std::function<absl::Status()>& fn);
+  // for (v = begin; v < end; ++v) { fn(v) } with constant bounds; unrolled when asked.
+  absl::Status for_range(std::string name, simt::Expr begin, simt::Expr end, bool unroll,
+                         const std::function<absl::Status(const simt::Expr&)>& fn);
+  absl::Status if_then(simt::Expr cond, const std::function<absl::Status()>& fn);
+
+  // ---- lower_copy.cc ----
+  absl::Status lower_copy(const Stmt& s, const Region& src, const Region& dst);
+  absl::Status lower_fill(const Stmt& s, const FillOp& op);
+  absl::Status lower_parallel(const Stmt& s, const ParallelOp& op);
+  // Calls fn(slot, coords) for every element of a distributed fragment this thread holds.
+  absl::Status for_owned(const Storage& frag, const std::function<absl::Status(const simt::Expr& slot,
+                                                                                const std::vector<simt::Expr>& coords)>& fn);
+  // Calls fn(rel) for this thread's share of a region of `shape` (cyclic over threads).
+  absl::Status for_cyclic(const std::vector<int64_t>& shape,
+                          const std::function<absl::Status(const std::vector<simt::Expr>& rel)>& fn);
+  // Full buffer coordinates of region-relative coordinates `rel` (index dims inserted).
+  absl::StatusOr<std::vector<simt::Expr>> region_coords(const Region& r, const std::vector<simt::Expr>& rel);
+  absl::StatusOr<std::vector<int64_t>> shape_of(const Region& r) const;
+
+  // ---- lower_compute.cc ----
+  absl::Status lower_gemm(const Stmt& s, const GemmOp& op);
+  absl::Status lower_reduce(const Stmt& s, const ReduceOp& op);
+  // A shared scratch array of `type` with room for `elements`.
+  uint32_t scratch(DType type, int64_t elements);
+
+  // ---- lower_sync.cc ----
+  absl::Status lower_mbarrier_op(const Stmt& s);
+  absl::Status lower_named_barrier(const Stmt& s, const NamedBarrierOp& op, const std::string& role);
+  // The emulated wait condition of a wait statement (mbarrier wait / named barrier wait).
+  absl::StatusOr<simt::Expr> wait_condition(const Stmt& s);
+  // Lowers the kernel body as a merged schedule of its roles (or of the block as one role).
+  absl::Status lower_scheduled(const Block& body);
+  absl::Status copy_async_done(const CopyAsyncOp& op);
+  absl::StatusOr<simt::Expr> mbarrier_index(const MbarrierRef& ref);
+  uint32_t add_sync_site(std::string barrier, uint32_t line);
+
+  const Kernel& kernel_;
+  const TargetDescription& target_;
+  simt::Function fn_;
+  simt::Body* out_ = nullptr;
+  std::vector<Storage> storage_;  // by SymbolId
+  std::map<SymbolId, MbarrierState> mbarriers_;
+  FragmentLayouts layouts_;
+  ThreadDependence thread_dep_;
+  BarrierTracker tracker_;
+  int64_t scratch_budget_bytes_ = 0;
+  std::map<DType, uint32_t> scratch_arrays_;
+  // Parallel-loop context: loop variables bound to SIMT values, the iteration's slot.
+  struct ParallelFrame {
+    const ParallelOp* op = nullptr;
+    std::vector<int64_t> extents;
+    simt::Expr slot;
+  };
+  std::optional<ParallelFrame> parallel_;
+  std::map<SymbolId, simt::Expr> bound_;  // loop variables -> their SIMT value
+  // The role being lowered ("block" outside roles) and its thread range.
+  std::string role_ = "block";
+  int64_t role_begin_ = 0, role_threads_ = 0;
+  // Named-barrier emulation: arrivals in the current generation and the generation, per id.
+  uint32_t named_count_ = 0, named_gen_ = 0;
+  bool named_used_ = false;
+  std::map<const Stmt*, uint32_t> named_targets_;  // named_barrier -> its generation to wait for
+  int temp_counter_ = 0;
+};
+
+}  // namespace tilert::lowering

@@ -1,0 +1,200 @@
+// The SIMT IR: one kernel as the program a single thread (invocation / work-item) runs. It is what
+// the shared lowering (lowering/lower_kernel.h) produces from the tile IR and what every emitter
+// (SPIR-V, PTX, AMDGCN LLVM IR) consumes, so it holds only what all three can express directly:
+// scalar typed values, flat arrays in three memory spaces, structured control flow, barriers,
+// subgroup reductions and atomics. Tile shapes, layouts, roles and mbarriers are gone by the time
+// a kernel is in this form. See lowering/README.md, "The SIMT IR".
+//
+// Invariants the lowering guarantees and emitters may rely on:
+// - Operands of a binary op have the same type; arithmetic and comparisons happen only on i32,
+//   u32, i64, f32, f64 (and logic on bool). 16-bit and 8-bit types (f16, bf16, i8, u8) appear only
+//   as array element types and as the source or target of a cast.
+// - Indices are i32 element offsets into flat arrays (the runtime refuses tensors of 2^31 or more
+//   elements). Every global access is in bounds: the lowering guards loads and stores with ifs.
+// - ceildiv never appears (it is expanded); select(c, a, b) does, with a bool condition.
+// - Barriers (workgroup, subgroup, named) are only placed where control flow is uniform across
+//   the threads that take part.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/dtype.h"
+#include "ir/expr.h"
+#include "ir/kernel.h"
+
+namespace tilert::simt {
+
+// Where an array lives. Global arrays are kernel parameters (storage buffers / global pointers),
+// shared arrays belong to the workgroup (Workgroup storage / .shared / LDS), private arrays and
+// scalars to one thread (Function storage / registers or .local / alloca).
+enum class Space : uint8_t { kGlobal, kShared, kPrivate };
+std::string_view space_name(Space s);
+
+// Values every thread can read. All are i32 except kClock (i64, a cycle or nanosecond counter; an
+// emitter for a target without one reports an error).
+// X(enumerator, spelling)
+#define TILERT_SIMT_BUILTINS(X)                                                         \
+  X(kLocalId, "local_id")             /* the thread's index in its workgroup, 0..threads-1 */ \
+  X(kWorkgroupIdX, "workgroup_id.x")                                                    \
+  X(kWorkgroupIdY, "workgroup_id.y")                                                    \
+  X(kWorkgroupIdZ, "workgroup_id.z")                                                    \
+  X(kSubgroupSize, "subgroup_size")   /* lanes per subgroup, a run-time value */        \
+  X(kSubgroupLane, "subgroup_lane")   /* the thread's lane in its subgroup */           \
+  X(kSubgroupId, "subgroup_id")       /* the subgroup's index in the workgroup */       \
+  X(kClock, "clock")
+
+enum class Builtin : uint8_t {
+#define TILERT_X(e, s) e,
+  TILERT_SIMT_BUILTINS(TILERT_X)
+#undef TILERT_X
+};
+std::string_view builtin_name(Builtin b);
+
+// X(enumerator, spelling)
+#define TILERT_SIMT_EXPR_KINDS(X)                                                        \
+  X(kConst, "const")        /* int_value (integers, bool) or float_value (floats) */     \
+  X(kVar, "var")            /* id: a private scalar (Function::variables[id], count 0) */ \
+  X(kParam, "param")        /* id: a scalar parameter (Function::params[id]) */           \
+  X(kBuiltin, "builtin")    /* op: Builtin */                                             \
+  X(kUnary, "unary")        /* op: tilert::UnaryOp; args[0] */                            \
+  X(kBinary, "binary")      /* op: tilert::BinaryOp; args[0], args[1] (same type) */       \
+  X(kCall, "call")          /* op: tilert::Func (never kCeilDiv); args by arity */         \
+  X(kCast, "cast")          /* type is the target; args[0] the value */                   \
+  X(kLoad, "load")          /* space, id (array), args[0] the i32 element index */        \
+  X(kSubgroupReduce, "subgroup_reduce") /* op: tilert::ReduceKind; args[0]: the value of \
+                                           every active lane combined, result on all lanes */
+
+enum class ExprKind : uint8_t {
+#define TILERT_X(e, s) e,
+  TILERT_SIMT_EXPR_KINDS(TILERT_X)
+#undef TILERT_X
+};
+
+struct Expr {
+  ExprKind kind = ExprKind::kConst;
+  DType type = DType::kI32;
+  int64_t int_value = 0;
+  double float_value = 0.0;
+  uint32_t id = 0;
+  Space space = Space::kPrivate;
+  uint8_t op = 0;
+  std::vector<Expr> args;
+
+  static Expr int_const(int64_t v, DType type = DType::kI32);
+  static Expr float_const(double v, DType type = DType::kF32);
+  static Expr bool_const(bool v);
+  static Expr var(uint32_t id, DType type);
+  static Expr param(uint32_t id, DType type);
+  static Expr builtin(Builtin b);
+  static Expr unary(UnaryOp op, Expr a);
+  // Comparisons and && / || give bool; others the operands' type.
+  static Expr binary(BinaryOp op, Expr a, Expr b);
+  static Expr call(Func f, std::vector<Expr> args);
+  static Expr cast(DType to, Expr a);  // returns `a` itself when it already has type `to`
+  static Expr load(Space space, uint32_t array, DType element_type, Expr index);
+  static Expr subgroup_reduce(ReduceKind kind, Expr value);
+  bool operator==(const Expr&) const = default;
+};
+
+// X(enumerator, spelling)
+#define TILERT_SIMT_STMT_KINDS(X)                                                              \
+  X(kAssign, "assign")        /* id: variable; operands [value] or [index, value] for a        \
+                                 private array */                                              \
+  X(kStore, "store")          /* space, id: array; operands [index, value] */                  \
+  X(kAtomicAdd, "atomic_add") /* space (global or shared), id: array; operands [index, value];  \
+                                 element types i32, u32, f32 */                                 \
+  X(kIf, "if")                /* operands [condition]; body, else_body */                      \
+  X(kFor, "for")              /* id: i32 loop variable; operands [begin, end, step]; body.     \
+                                 `for (v = begin; v < end; v += step)`, step > 0; begin and end \
+                                 are evaluated once; unroll: bounds are constants, unroll fully */ \
+  X(kWhile, "while")          /* operands [condition], evaluated before every iteration; body */ \
+  X(kBarrier, "barrier")      /* barrier kind; operands [id, thread count] for named ones */   \
+  X(kReturn, "return")        /* the thread ends (in uniform control flow only) */
+
+enum class StmtKind : uint8_t {
+#define TILERT_X(e, s) e,
+  TILERT_SIMT_STMT_KINDS(TILERT_X)
+#undef TILERT_X
+};
+
+// kWorkgroup and kSubgroup also order the memory of their scope (shared memory for a workgroup
+// barrier, acquire-release): a store before the barrier is visible to every participant after it.
+// kNamed waits until `thread count` threads reached barrier `id`; kNamedArrive counts the thread
+// and does not wait (PTX bar.sync / bar.arrive; targets without named barriers never see them).
+enum class BarrierKind : uint8_t { kWorkgroup, kSubgroup, kNamed, kNamedArrive };
+std::string_view barrier_kind_name(BarrierKind k);
+
+struct Stmt;
+using Body = std::vector<Stmt>;
+
+struct Stmt {
+  StmtKind kind = StmtKind::kAssign;
+  uint32_t id = 0;
+  Space space = Space::kPrivate;
+  BarrierKind barrier = BarrierKind::kWorkgroup;
+  bool unroll = false;
+  std::vector<Expr> operands;
+  Body body, else_body;
+  std::string comment;  // what tile op this came from; emitters may print it
+  bool operator==(const Stmt&) const = default;
+};
+
+// A kernel parameter: a global array (tensor) or a scalar, in the tile kernel's signature order,
+// followed by the lowering's own parameters (the status record).
+struct Param {
+  std::string name;
+  bool is_array = false;
+  DType type = DType::kI32;   // element type of an array; the scalar's type
+  bool written = false;       // arrays: the kernel may store to it
+};
+
+struct Variable {             // a private scalar (count 0) or private array (count elements)
+  std::string name;
+  DType type = DType::kI32;
+  int32_t count = 0;
+};
+
+struct SharedArray {
+  std::string name;
+  DType type = DType::kF32;
+  int64_t count = 0;          // elements
+  int64_t bytes() const { return count * dtype_size(type); }
+};
+
+// The status record a kernel writes when it stops itself (a deadlock in the emulated
+// synchronization, see lowering/README.md). A u32 array parameter of kStatusWords words, zeroed
+// by the runtime before the launch and read after it.
+inline constexpr int kStatusWords = 4;
+enum class StatusCode : uint32_t {
+  kOk = 0,
+  kDeadlock = 1,  // [1] stuck waits (SyncSite indices: first | second << 16, 0xffff none),
+                  // [2] workgroup id y, [3] workgroup id x
+};
+
+// A wait the status record can name: which barrier and which role waited there.
+struct SyncSite {
+  std::string barrier;  // "mbarrier full", "named barrier"
+  std::string role;     // "producer", or "block" outside roles
+  uint32_t line = 0;
+};
+
+struct Function {
+  std::string name;
+  int32_t threads = 0;               // workgroup size (x only)
+  std::vector<Param> params;
+  std::vector<Variable> variables;
+  std::vector<SharedArray> shared;
+  Body body;
+  int32_t status_param = -1;         // index of the status record parameter; -1: none
+  std::vector<SyncSite> sync_sites;  // indexed by the status record's barrier word
+  bool uses_subgroup_ops = false;    // subgroup builtins, reductions or barriers appear
+
+  int64_t shared_bytes() const;
+};
+
+// A readable listing of `f` (for `tilert lower --target simt` and test failures).
+std::string print(const Function& f);
+
+}  // namespace tilert::simt

@@ -1,0 +1,164 @@
+// The CUDA runtime layer on a real GPU: emitted PTX loaded, launched and read back; the sync time
+// limit; JIT errors carrying the log. Without an NVIDIA driver every test prints why and skips.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "backends/cuda/device.h"
+#include "backends/cuda/driver.h"
+#include "backends/cuda/ptx_emit.h"
+#include "ptx_test_util.h"
+
+namespace tilert::cuda {
+namespace {
+
+using namespace testing;
+using simt::Builtin;
+using simt::Expr;
+using simt::Space;
+
+// Device 0 and its PTX target, or null (with the reason printed) where there is none.
+std::shared_ptr<Device> first_device(lowering::TargetDescription* target) {
+  absl::StatusOr<std::shared_ptr<Driver>> driver = Driver::load();
+  if (!driver.ok()) {
+    MESSAGE("skipped: ", driver.status().ToString());
+    return nullptr;
+  }
+  absl::StatusOr<std::vector<DeviceInfo>> devices = (*driver)->devices();
+  if (!devices.ok() || devices->empty()) {
+    MESSAGE("skipped: no CUDA device");
+    return nullptr;
+  }
+  const DeviceInfo& info = devices->front();
+  MESSAGE(info.name, " sm_", info.compute_major, info.compute_minor, ", ", info.multiprocessors,
+          " SMs, driver ", info.driver_version);
+  *target = *lowering::parse_target(info.compute_major == 9 ? "ptx:sm_90a" : "ptx:sm_80");
+  absl::StatusOr<std::shared_ptr<Device>> device = Device::open(*driver, info.ordinal);
+  REQUIRE(device.ok());
+  return *device;
+}
+
+// out[i] = erf(in[i]) + (sum over the warp of lane) + atomics into shared, through a big
+// (dynamic) shared array.
+simt::Function test_kernel(bool big_shared) {
+  simt::Function f;
+  f.name = "smoke";
+  f.threads = 128;
+  f.params.push_back({"in", true, DType::kF32, false});
+  f.params.push_back({"out", true, DType::kF32, true});
+  f.params.push_back({"n", false, DType::kI32});
+  f.shared.push_back({"pad", DType::kF32, big_shared ? 20000 : 4});
+  f.shared.push_back({"total", DType::kI32, 1});
+  f.variables.push_back({"i", DType::kI32, 0});
+  const Expr tid = Expr::builtin(Builtin::kLocalId);
+  const Expr i = Expr::var(0, DType::kI32);
+  f.body.push_back(if_else(Expr::binary(BinaryOp::kEq, tid, i32(0)), {store(Space::kShared, 1, i32(0), i32(0))}));
+  f.body.push_back(barrier(simt::BarrierKind::kWorkgroup));
+  f.body.push_back(atomic_add(Space::kShared, 1, i32(0), i32(1)));
+  f.body.push_back(barrier(simt::BarrierKind::kWorkgroup));
+  f.body.push_back(assign(0, Expr::binary(BinaryOp::kAdd,
+                                          Expr::binary(BinaryOp::kMul, Expr::builtin(Builtin::kWorkgroupIdX), i32(128)),
+                                          tid)));
+  Expr value = Expr::binary(
+      BinaryOp::kAdd, Expr::call(Func::kErf, {Expr::load(Space::kGlobal, 0, DType::kF32, i)}),
+      Expr::cast(DType::kF32, Expr::binary(BinaryOp::kAdd,
+                                           Expr::subgroup_reduce(ReduceKind::kSum, Expr::builtin(Builtin::kSubgroupLane)),
+                                           Expr::load(Space::kShared, 1, DType::kI32, i32(0)))));
+  f.body.push_back(if_else(Expr::binary(BinaryOp::kLt, i, Expr::param(2, DType::kI32)),
+                           {store(Space::kGlobal, 1, i, value)}));
+  return f;
+}
+
+TEST_CASE("an emitted kernel runs and its results come back") {
+  lowering::TargetDescription target;
+  std::shared_ptr<Device> device = first_device(&target);
+  if (device == nullptr) return;
+  for (bool big : {false, true}) {
+    simt::Function f = test_kernel(big);
+    absl::StatusOr<std::string> ptx = emit_ptx(f, target);
+    REQUIRE(ptx.ok());
+    absl::StatusOr<std::shared_ptr<Module>> module = device->load_module(*ptx);
+    INFO(module.status().ToString());
+    REQUIRE(module.ok());
+    absl::StatusOr<void*> entry = (*module)->function("smoke");
+    REQUIRE(entry.ok());
+    const int32_t n = 1000;
+    std::vector<float> in(n), out(n, -1.0f);
+    for (int k = 0; k < n; ++k) in[k] = -3.0f + 6.0f * k / n;
+    absl::StatusOr<uint64_t> din = device->alloc(n * 4), dout = device->alloc(n * 4);
+    REQUIRE(din.ok());
+    REQUIRE(dout.ok());
+    REQUIRE(device->upload(*din, in.data(), n * 4).ok());
+    absl::StatusOr<std::shared_ptr<Stream>> stream = device->create_stream();
+    REQUIRE(stream.ok());
+    uint64_t a = *din, b = *dout;
+    int32_t count = n;
+    void* params[] = {&a, &b, &count};
+    LaunchConfig config;
+    config.grid[0] = (n + 127) / 128;
+    config.block = 128;
+    if (uses_dynamic_shared(f)) config.dynamic_shared_bytes = static_cast<uint32_t>(f.shared_bytes());
+    absl::Status launched = device->launch(**stream, *entry, config, params, "smoke");
+    INFO(launched.ToString());
+    REQUIRE(launched.ok());
+    absl::Status synced = device->synchronize(**stream, "smoke", 10000);
+    INFO(synced.ToString());
+    REQUIRE(synced.ok());
+    REQUIRE(device->download(out.data(), *dout, n * 4).ok());
+    double worst = 0;
+    for (int k = 0; k < n; ++k) worst = std::max(worst, std::fabs(out[k] - (std::erf(in[k]) + 496.0 + 128.0)));
+    MESSAGE("dynamic shared ", big, ": worst error ", worst);
+    CHECK(worst < 1e-4);  // erf's own error is < 2e-7; the sum 624 costs f32 ulps
+    device->free(*din);
+    device->free(*dout);
+  }
+}
+
+TEST_CASE("a kernel running past the time limit is DeadlineExceeded, naming it") {
+  lowering::TargetDescription target;
+  std::shared_ptr<Device> device = first_device(&target);
+  if (device == nullptr) return;
+  // Spins for one second on the global timer, then ends.
+  simt::Function f;
+  f.name = "spin";
+  f.threads = 32;
+  f.variables.push_back({"start", DType::kI64, 0});
+  f.body.push_back(assign(0, Expr::builtin(Builtin::kClock)));
+  f.body.push_back(while_loop(
+      Expr::binary(BinaryOp::kLt,
+                   Expr::binary(BinaryOp::kSub, Expr::builtin(Builtin::kClock), Expr::var(0, DType::kI64)),
+                   Expr::int_const(1000000000, DType::kI64)),
+      {}));
+  absl::StatusOr<std::string> ptx = emit_ptx(f, target);
+  REQUIRE(ptx.ok());
+  absl::StatusOr<std::shared_ptr<Module>> module = device->load_module(*ptx);
+  REQUIRE(module.ok());
+  absl::StatusOr<void*> entry = (*module)->function("spin");
+  REQUIRE(entry.ok());
+  absl::StatusOr<std::shared_ptr<Stream>> stream = device->create_stream();
+  REQUIRE(stream.ok());
+  LaunchConfig config;
+  config.block = 32;
+  REQUIRE(device->launch(**stream, *entry, config, nullptr, "spin").ok());
+  absl::Status early = device->synchronize(**stream, "spin", 100);
+  CHECK(early.code() == absl::StatusCode::kDeadlineExceeded);
+  CHECK(early.message().find("kernel spin did not finish within 100 ms") != std::string::npos);
+  CHECK(device->synchronize(**stream, "spin", 10000).ok());
+}
+
+TEST_CASE("a PTX error carries the JIT log") {
+  lowering::TargetDescription target;
+  std::shared_ptr<Device> device = first_device(&target);
+  if (device == nullptr) return;
+  absl::StatusOr<std::shared_ptr<Module>> module = device->load_module(
+      ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k() { bogus_instruction; }\n");
+  REQUIRE_FALSE(module.ok());
+  MESSAGE(module.status().ToString());
+  CHECK(module.status().message().find("cuModuleLoadDataEx") != std::string::npos);
+  CHECK(module.status().message().find("bogus_instruction") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace tilert::cuda

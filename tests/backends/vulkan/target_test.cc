@@ -1,0 +1,54 @@
+// The target description and emitter options for a Vulkan device come from its properties.
+#include <doctest/doctest.h>
+
+#include "backends/vulkan/target.h"
+
+namespace tilert::vulkan {
+namespace {
+
+using lowering::TargetFeature;
+
+TEST_CASE("a Vulkan 1.3 device with every feature") {
+  PhysicalDeviceInfo info;
+  info.api_version = VK_API_VERSION_1_3;
+  info.subgroup_size = 32;
+  info.subgroup_stages = VK_SHADER_STAGE_COMPUTE_BIT;
+  info.subgroup_operations = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
+  info.max_shared_memory_bytes = 49152;
+  info.max_invocations = 1024;
+  info.shader_float16 = info.shader_int8 = info.storage_16bit = info.storage_8bit = true;
+  info.shader_clock = true;
+  lowering::TargetDescription target = target_for_device(info);
+  CHECK(target.name() == "spirv:vulkan1.3");
+  CHECK(target.subgroup_sizes == std::vector<int>{32});
+  CHECK(target.shared_memory_per_block == 49152);
+  CHECK(target.max_threads_per_block == 1024);
+  CHECK(target.has(TargetFeature::kFloat16Arithmetic));
+  CHECK(target.has(TargetFeature::kInt8Arithmetic));
+  CHECK(target.has(TargetFeature::kStorage16Bit));
+  CHECK(target.has(TargetFeature::kSubgroupArithmetic));
+  CHECK(target.has(TargetFeature::kShaderClock));
+  CHECK_FALSE(target.limits_are_guaranteed_minimums);
+  SpirvOptions o = spirv_options_for_device(info);
+  CHECK(o.spirv_version == 0x00010600);
+  CHECK((o.float16_arithmetic && o.int8_arithmetic && o.storage_16bit && o.storage_8bit &&
+         o.subgroup_arithmetic && o.shader_clock));
+  CHECK_FALSE(o.float_atomic_add);
+}
+
+TEST_CASE("a bare Vulkan 1.2 device keeps the guaranteed description and no options") {
+  PhysicalDeviceInfo info;
+  info.api_version = VK_API_VERSION_1_2;
+  info.subgroup_operations = VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;  // but not in compute shaders
+  lowering::TargetDescription target = target_for_device(info);
+  CHECK(target.name() == "spirv:vulkan1.2");
+  CHECK(target.shared_memory_per_block == 16384);
+  CHECK(target.max_threads_per_block == 128);
+  CHECK(target.feature_bits == 0);
+  SpirvOptions o = spirv_options_for_device(info);
+  CHECK(o.spirv_version == 0x00010500);
+  CHECK_FALSE(o.subgroup_arithmetic);
+}
+
+}  // namespace
+}  // namespace tilert::vulkan
