@@ -142,10 +142,20 @@ absl::Status Lowerer::lower_gemm(const Stmt& s, const GemmOp& op) {
       ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(op.c, {i, j}));
       return write_element(op.c.buffer, at, var(sum));
     };
-    if (c.kind == Storage::Kind::kDistributed)
-      return for_owned(c, [&](const simt::Expr& slot, const std::vector<simt::Expr>& ij) {
-        return element(ij[0], ij[1], slot);
+    if (c.kind == Storage::Kind::kDistributed) {
+      // Registers: the k loop outside, every held element updated per step (one multiply-add
+      // per slot in the unrolled body instead of one k loop per slot: far smaller code).
+      const DType c_type = kernel_.symbol(op.c.buffer).dtype;
+      return for_range("kk", kc, kend, false, [&](const simt::Expr& kk) {
+        return for_owned(c, [&](const simt::Expr& slot, const std::vector<simt::Expr>& ij) -> absl::Status {
+          ASSIGN_OR_RETURN(simt::Expr av_, read_a(ij[0], kk, kc));
+          ASSIGN_OR_RETURN(simt::Expr bv, read_b(kk, ij[1], kc));
+          simt::Expr old = simt::Expr::cast(acc_type, simt::Expr::load(Space::kPrivate, c.id, c_type, slot));
+          assign_at(c.id, slot, add(old, mul(simt::Expr::cast(acc_type, av_), simt::Expr::cast(acc_type, bv))));
+          return absl::OkStatus();
+        });
       });
+    }
     return for_cyclic({m, n}, [&](const std::vector<simt::Expr>& ij) { return element(ij[0], ij[1], std::nullopt); });
   };
 
