@@ -14,6 +14,7 @@ namespace {
 struct LowerOptions {
   std::string input, target, output, kernel;
   bool disassemble = false;
+  bool isa = false;
 };
 
 // "spirv" alone means the portable baseline, Vulkan 1.2; "simt[:T]" prints the shared lowering's
@@ -60,6 +61,10 @@ int run_lower(std::span<const std::string> args) {
       opts.disassemble = true;
       continue;
     }
+    if (cursor.take_flag("--asm")) {
+      opts.isa = true;
+      continue;
+    }
     if (cursor.at_option())
       return usage_error(kLowerCommand, absl::StrCat("unknown option '", cursor.current(), "'"));
     if (!opts.input.empty())
@@ -91,7 +96,9 @@ int run_lower(std::span<const std::string> args) {
     for (const simt::Function& f : functions) text += simt::print(f);
     return write_result(opts, text, {});
   }
-  absl::StatusOr<LoweredOutput> lowered = emit_lowered(functions, *target, opts.disassemble);
+  if (opts.isa && target->api != lowering::ApiKind::kAmdgcn)
+    return usage_error(kLowerCommand, "--asm applies to amdgcn targets");
+  absl::StatusOr<LoweredOutput> lowered = emit_lowered(functions, *target, opts.disassemble, opts.isa);
   if (!lowered.ok()) return report_error(kExitFailure, lowered.status());
   return write_result(opts, lowered->text, lowered->binary);
 }
@@ -101,14 +108,15 @@ int run_lower(std::span<const std::string> args) {
 const Command kLowerCommand = {
     "lower",
     "print a module lowered for a target (SPIR-V, PTX, AMDGCN, or the SIMT IR)",
-    "usage: tilert lower IN --target T [--kernel K] [-o OUT] [--dis]\n"
+    "usage: tilert lower IN --target T [--kernel K] [-o OUT] [--dis] [--asm]\n"
     "\n"
     "Lowers every kernel of IN (or only K) for target T and writes the result to OUT (default:\n"
     "standard output). Targets:\n"
     "  spirv[:vulkan1.2|vulkan1.3]  a SPIR-V module per kernel (binary with -o; --dis prints it\n"
     "                               disassembled)\n"
     "  ptx:sm_80 | ptx:sm_90a        PTX text\n"
-    "  amdgcn:gfx90a | gfx940 | gfx1100  LLVM IR text for amdgcn-amd-amdhsa\n"
+    "  amdgcn:gfx90a | gfx940 | gfx1100  LLVM IR text for amdgcn-amd-amdhsa (--asm: the ISA,\n"
+    "                               through LLVM's llc when it is installed)\n"
     "  simt[:T]                      the shared lowering's SIMT IR for target T\n",
     run_lower,
 };

@@ -1,6 +1,12 @@
 #include "frontends/cli/lowered_output.h"
 #include <cstring>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
 #include "absl/strings/str_cat.h"
 #include "backends/cuda/ptx_emit.h"
 #include "backends/hip/emit.h"
@@ -48,10 +54,44 @@ absl::StatusOr<std::string> disassemble(const std::vector<uint32_t>& words, uint
 #endif
 }
 
+// Runs llc (llc-16 first: it knows gfx940 and gfx1100) on `ir` and returns the assembly.
+absl::StatusOr<std::string> amdgcn_assembly(const std::string& ir, const lowering::TargetDescription& target,
+                                            int wave_size) {
+  char path[] = "/tmp/tilert-lower-XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) return absl::InternalError("cannot create a temporary file for llc");
+  bool written = write(fd, ir.data(), ir.size()) == static_cast<ssize_t>(ir.size());
+  close(fd);
+  std::string out;
+  int status = -1;
+  for (const char* llc : {"llc-16", "llc"}) {
+    std::string cmd = absl::StrCat(llc, " -march=amdgcn -mcpu=", target.arch,
+                                   wave_size == 32 ? " -mattr=+wavefrontsize32" : "",
+                                   " -filetype=asm -o - ", path, " 2>&1");
+    if (!written) break;
+    FILE* pipe = popen(cmd.c_str(), "r");
+    if (pipe == nullptr) continue;
+    out.clear();
+    char buffer[4096];
+    size_t n;
+    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+    status = pclose(pipe);
+    if (status == 0) break;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127) continue;  // not installed
+    break;
+  }
+  unlink(path);
+  if (status == 0) return out;
+  if (status == -1 || (WIFEXITED(status) && WEXITSTATUS(status) == 127))
+    return absl::UnavailableError("--asm needs LLVM's llc with the AMDGPU backend (llc-16 or llc) on PATH");
+  return absl::InternalError(absl::StrCat("llc failed for ", target.arch, ":\n", out));
+}
+
 }  // namespace
 
 absl::StatusOr<LoweredOutput> emit_lowered(std::span<const simt::Function> functions,
-                                           const lowering::TargetDescription& target, bool disassemble_spirv) {
+                                           const lowering::TargetDescription& target, bool disassemble_spirv,
+                                           bool isa) {
   LoweredOutput out;
   switch (target.api) {
     case lowering::ApiKind::kPtx: {
@@ -61,6 +101,9 @@ absl::StatusOr<LoweredOutput> emit_lowered(std::span<const simt::Function> funct
     case lowering::ApiKind::kAmdgcn: {
       for (const simt::Function& f : functions) {
         ASSIGN_OR_RETURN(std::string ir, hip::emit_amdgcn_llvm_ir(f, target, target.max_subgroup_size()));
+        if (isa) {
+          ASSIGN_OR_RETURN(ir, amdgcn_assembly(ir, target, target.max_subgroup_size()));
+        }
         out.text += ir;
       }
       return out;

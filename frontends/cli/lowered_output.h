@@ -17,7 +17,10 @@ struct LoweredOutput {
   std::vector<uint8_t> binary;  // SPIR-V words as bytes, written with -o unless --dis
 };
 
+// `disassemble`: SPIR-V as text. `isa`: AMDGCN machine code instead of LLVM IR, through LLVM's
+// llc found on PATH (a test-time tool; the runtime compiles in-process with comgr).
 absl::StatusOr<LoweredOutput> emit_lowered(std::span<const simt::Function> functions,
-                                           const lowering::TargetDescription& target, bool disassemble);
+                                           const lowering::TargetDescription& target, bool disassemble,
+                                           bool isa = false);
 
 }  // namespace tilert::cli
