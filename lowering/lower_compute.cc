@@ -15,11 +15,6 @@ using simt::Space;
 
 namespace {
 
-int64_t numel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
 
 // Scratch holds values in the type arithmetic happens in.
 DType scratch_type(DType t) {

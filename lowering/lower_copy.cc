@@ -10,14 +10,6 @@ namespace tilert::lowering {
 
 using simt::Space;
 
-namespace {
-int64_t numel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-}  // namespace
-
 absl::StatusOr<std::vector<int64_t>> Lowerer::shape_of(const Region& r) const {
   std::optional<std::vector<int64_t>> shape = region_shape(kernel_, r);
   if (!shape) return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": region of ",

@@ -15,12 +15,6 @@ using simt::Space;
 
 namespace {
 
-int64_t numel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
 std::vector<int64_t> constant_shape(const Symbol& s) {
   std::vector<int64_t> shape;
   for (const Expr& e : s.shape) shape.push_back(const_int_value(e).value_or(0));

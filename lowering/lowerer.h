@@ -25,6 +25,13 @@
 
 namespace tilert::lowering {
 
+// Elements of a constant shape.
+inline int64_t numel(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
 // Where one tile-IR symbol lives in the SIMT function.
 struct Storage {
   enum class Kind : uint8_t {
