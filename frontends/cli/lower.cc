@@ -115,7 +115,7 @@ const Command kLowerCommand = {
     "  spirv[:vulkan1.2|vulkan1.3]  a SPIR-V module per kernel (binary with -o; --dis prints it\n"
     "                               disassembled)\n"
     "  ptx:sm_80 | ptx:sm_90a        PTX text\n"
-    "  amdgcn:gfx90a | gfx940 | gfx1100  LLVM IR text for amdgcn-amd-amdhsa (--asm: the ISA,\n"
+    "  amdgcn:gfx90a | gfx940 | gfx942 | gfx1100  LLVM IR for amdgcn-amd-amdhsa (--asm: the ISA,\n"
     "                               through LLVM's llc when it is installed)\n"
     "  simt[:T]                      the shared lowering's SIMT IR for target T\n",
     run_lower,
