@@ -1,4 +1,6 @@
 // Tile expressions to SIMT expressions, and element addressing of every kind of storage.
+#include <limits>
+
 #include "absl/strings/str_cat.h"
 #include "ir/status.h"
 #include "lowering/lowerer.h"
@@ -12,12 +14,16 @@ simt::Expr Lowerer::bin(BinaryOp op, simt::Expr a, simt::Expr b) const {
   if (a.kind == simt::ExprKind::kConst && b.kind == simt::ExprKind::kConst && is_integer(a.type) &&
       a.type == b.type) {
     int64_t x = a.int_value, y = b.int_value;
+    // Wrap-around like the machine; no folding where C++ itself would overflow (x / -1).
+    auto wrap = [](uint64_t v) { return static_cast<int64_t>(v); };
+    const auto ux = static_cast<uint64_t>(x), uy = static_cast<uint64_t>(y);
+    const bool divisible = y != 0 && !(y == -1 && x == std::numeric_limits<int64_t>::min());
     switch (op) {
-      case BinaryOp::kAdd: return simt::Expr::int_const(x + y, a.type);
-      case BinaryOp::kSub: return simt::Expr::int_const(x - y, a.type);
-      case BinaryOp::kMul: return simt::Expr::int_const(x * y, a.type);
-      case BinaryOp::kDiv: if (y != 0) return simt::Expr::int_const(x / y, a.type); break;
-      case BinaryOp::kMod: if (y != 0) return simt::Expr::int_const(x % y, a.type); break;
+      case BinaryOp::kAdd: return simt::Expr::int_const(wrap(ux + uy), a.type);
+      case BinaryOp::kSub: return simt::Expr::int_const(wrap(ux - uy), a.type);
+      case BinaryOp::kMul: return simt::Expr::int_const(wrap(ux * uy), a.type);
+      case BinaryOp::kDiv: if (divisible) return simt::Expr::int_const(x / y, a.type); break;
+      case BinaryOp::kMod: if (divisible) return simt::Expr::int_const(x % y, a.type); break;
       default: break;
     }
   }
