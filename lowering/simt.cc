@@ -33,6 +33,15 @@ std::string_view builtin_name(Builtin b) {
   return "?";
 }
 
+std::string_view matrix_use_name(MatrixUse u) {
+  switch (u) {
+    case MatrixUse::kA: return "a";
+    case MatrixUse::kB: return "b";
+    case MatrixUse::kAccumulator: return "accumulator";
+  }
+  return "?";
+}
+
 std::string_view barrier_kind_name(BarrierKind k) {
   switch (k) {
     case BarrierKind::kWorkgroup: return "workgroup";
@@ -259,7 +268,25 @@ class Printer {
       case StmtKind::kReturn:
         absl::StrAppend(out, pad, "return\n");
         return;
+      case StmtKind::kMatrixFill:
+        absl::StrAppend(out, pad, matrix_name(s.id), " = fill(", expr(s.operands[0]), ")\n");
+        return;
+      case StmtKind::kMatrixLoad:
+        absl::StrAppend(out, pad, matrix_name(s.id), " = matrix_load ", array_name(s.space, s.array), "[",
+                        expr(s.operands[0]), "] stride ", expr(s.operands[1]), "\n");
+        return;
+      case StmtKind::kMatrixStore:
+        absl::StrAppend(out, pad, "matrix_store ", array_name(s.space, s.array), "[", expr(s.operands[0]),
+                        "] stride ", expr(s.operands[1]), " = ", matrix_name(s.id), "\n");
+        return;
+      case StmtKind::kMatrixMulAdd:
+        absl::StrAppend(out, pad, matrix_name(s.id), " += ", matrix_name(s.a), " * ", matrix_name(s.b), "\n");
+        return;
     }
+  }
+
+  std::string matrix_name(uint32_t id) const {
+    return id < f_.matrices.size() ? f_.matrices[id].name : absl::StrCat("?matrix", id);
   }
 
  private:
@@ -278,6 +305,9 @@ std::string print(const Function& f) {
   }
   for (const SharedArray& s : f.shared)
     absl::StrAppend(&out, "  shared ", s.name, ": ", av(dtype_name(s.type)), "[", s.count, "]\n");
+  for (const MatrixVariable& m : f.matrices)
+    absl::StrAppend(&out, "  matrix ", m.name, ": ", av(matrix_use_name(m.use)), " ", av(dtype_name(m.type)),
+                    "[", m.rows, "x", m.cols, "]\n");
   for (const Variable& v : f.variables) {
     absl::StrAppend(&out, "  private ", v.name, ": ", av(dtype_name(v.type)));
     if (v.count > 0) absl::StrAppend(&out, "[", v.count, "]");

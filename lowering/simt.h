@@ -111,7 +111,15 @@ struct Expr {
                                  are evaluated once; unroll: bounds are constants, unroll fully */ \
   X(kWhile, "while")          /* operands [condition], evaluated before every iteration; body */ \
   X(kBarrier, "barrier")      /* barrier kind; operands [id, thread count] for named ones */   \
-  X(kReturn, "return")        /* the thread ends (in uniform control flow only) */
+  X(kReturn, "return")        /* the thread ends (in uniform control flow only) */             \
+  X(kMatrixFill, "matrix_fill")  /* id: matrix; operands [value]: every element of it */        \
+  X(kMatrixLoad, "matrix_load")  /* id: matrix (use A or B); space (shared), array: the array;  \
+                                    operands [offset, stride]: element (r, c) is              \
+                                    array[offset + r * stride + c] (row-major) */               \
+  X(kMatrixStore, "matrix_store") /* id: matrix (accumulator); space (shared), array; operands  \
+                                     [offset, stride] as for matrix_load */                     \
+  X(kMatrixMulAdd, "matrix_mul_add") /* id: accumulator C; a, b: matrices of use A and B;      \
+                                        C = A * B + C */
 
 enum class StmtKind : uint8_t {
 #define TILERT_X(e, s) e,
@@ -132,6 +140,8 @@ using Body = std::vector<Stmt>;
 struct Stmt {
   StmtKind kind = StmtKind::kAssign;
   uint32_t id = 0;
+  uint32_t array = 0;       // matrix_load / matrix_store: the array (in `space`)
+  uint32_t a = 0, b = 0;    // matrix_mul_add: the A and B matrices
   Space space = Space::kPrivate;
   BarrierKind barrier = BarrierKind::kWorkgroup;
   bool unroll = false;
@@ -154,6 +164,23 @@ struct Variable {             // a private scalar (count 0) or private array (co
   std::string name;
   DType type = DType::kI32;
   int32_t count = 0;
+};
+
+// Matrix fragments (tensor cores, cooperative matrices): a rows x cols tile held jointly by the
+// lanes of one subgroup, in a layout only the emitter knows. Every lane of the subgroup executes
+// each matrix statement with the same operands (uniform control flow within the subgroup), and
+// the subgroup size is the target's one fixed size (the lowering uses them only then).
+// Supported now: A 16x16 (M x K) and B 16x16 (K x N) of f16 or bf16, accumulators 16x16 f32. An
+// emitter lowers matrix_mul_add to its matrix instruction (PTX: two mma.sync.m16n8k16; SPIR-V:
+// OpCooperativeMatrixMulAddKHR on 16x16x16 cooperative matrices).
+enum class MatrixUse : uint8_t { kA, kB, kAccumulator };
+std::string_view matrix_use_name(MatrixUse u);
+
+struct MatrixVariable {
+  std::string name;
+  MatrixUse use = MatrixUse::kAccumulator;
+  DType type = DType::kF32;   // element type
+  int32_t rows = 16, cols = 16;
 };
 
 struct SharedArray {
@@ -186,10 +213,12 @@ struct Function {
   std::vector<Param> params;
   std::vector<Variable> variables;
   std::vector<SharedArray> shared;
+  std::vector<MatrixVariable> matrices;  // ids of the matrix statements
   Body body;
   int32_t status_param = -1;         // index of the status record parameter; -1: none
   std::vector<SyncSite> sync_sites;  // indexed by the status record's barrier word
   bool uses_subgroup_ops = false;    // subgroup builtins, reductions or barriers appear
+  bool uses_matrices() const { return !matrices.empty(); }
 
   int64_t shared_bytes() const;
 };

@@ -130,6 +130,17 @@ absl::Status FunctionEmitter::declare_params() {
   return absl::OkStatus();
 }
 
+std::string FunctionEmitter::shared_base(uint32_t array) {
+  std::string base = new_reg(RegClass::kB64);
+  if (uses_dynamic_shared(f_)) {
+    line(absl::StrCat("mov.u64 ", base, ", ", kDynamicShared));
+    line(absl::StrCat("add.s64 ", base, ", ", base, ", ", shared_offsets(f_)[array]));
+  } else {
+    line(absl::StrCat("mov.u64 ", base, ", shared_", array));
+  }
+  return base;
+}
+
 absl::StatusOr<std::string> FunctionEmitter::address(Space space, uint32_t array,
                                                      const Expr& index, DType element) {
   std::string base;
@@ -141,13 +152,7 @@ absl::StatusOr<std::string> FunctionEmitter::address(Space space, uint32_t array
       break;
     case Space::kShared:
       if (array >= f_.shared.size()) return error(absl::StrCat("no shared array #", array));
-      base = new_reg(RegClass::kB64);
-      if (uses_dynamic_shared(f_)) {
-        line(absl::StrCat("mov.u64 ", base, ", ", kDynamicShared));
-        line(absl::StrCat("add.s64 ", base, ", ", base, ", ", shared_offsets(f_)[array]));
-      } else {
-        line(absl::StrCat("mov.u64 ", base, ", shared_", array));
-      }
+      base = shared_base(array);
       break;
     case Space::kPrivate:
       if (array >= f_.variables.size() || f_.variables[array].count <= 0)
@@ -171,6 +176,7 @@ absl::StatusOr<std::string> FunctionEmitter::emit_entry() {
   if (f_.threads <= 0) return error("threads must be positive");
   for (const simt::Variable& v : f_.variables)
     if (v.count < 0) return error(absl::StrCat("private array ", v.name, " has a negative size"));
+  RETURN_IF_ERROR(check_matrices());
   array_in_registers_ = register_private_arrays(f_);
   RETURN_IF_ERROR(declare_params());
   RETURN_IF_ERROR(statements(f_.body));
@@ -203,6 +209,7 @@ absl::StatusOr<std::string> FunctionEmitter::emit_entry() {
                       int64_t{v.count} * dtype_size(v.type), "];\n");
     }
   }
+  absl::StrAppend(&out, declare_matrices());
   if (!uses_dynamic_shared(f_)) {
     for (size_t i = 0; i < f_.shared.size(); ++i)
       absl::StrAppend(&out, "\t// ", f_.shared[i].name, ": ", av(dtype_name(f_.shared[i].type)),
@@ -242,6 +249,10 @@ absl::Status FunctionEmitter::statement(const Stmt& s) {
         RETURN_IF_ERROR(need(2));
       return barrier(s);
     case StmtKind::kReturn: line("ret"); return absl::OkStatus();
+    case StmtKind::kMatrixFill: RETURN_IF_ERROR(need(1)); return matrix_fill(s);
+    case StmtKind::kMatrixLoad: RETURN_IF_ERROR(need(2)); return matrix_load(s);
+    case StmtKind::kMatrixStore: RETURN_IF_ERROR(need(2)); return matrix_store(s);
+    case StmtKind::kMatrixMulAdd: return matrix_mul_add(s);
   }
   return error(absl::StrCat("unknown statement kind #", static_cast<int>(s.kind)));
 }

@@ -1,6 +1,6 @@
 // The emitter of one PTX entry, shared by ptx_function.cc (declarations and statements),
-// ptx_expr.cc (expressions and conversions) and ptx_math.cc (math functions and subgroup
-// reductions). Internal to backends/cuda.
+// ptx_expr.cc (expressions and conversions), ptx_math.cc (math functions and subgroup
+// reductions) and ptx_matrix.cc (matrix statements on tensor cores). Internal to backends/cuda.
 #pragma once
 
 #include <cstdint>
@@ -61,6 +61,8 @@ class FunctionEmitter {
   // The 64-bit address of element `index` of an array.
   absl::StatusOr<std::string> address(simt::Space space, uint32_t array, const simt::Expr& index,
                                       DType element);
+  // The 64-bit address of shared array `array`'s first element (`array` must exist).
+  std::string shared_base(uint32_t array);
   const lowering::TargetDescription& target() const { return target_; }
 
  private:
@@ -75,6 +77,16 @@ class FunctionEmitter {
   absl::Status unrolled_for(const simt::Stmt& s, int64_t begin, int64_t end, int64_t step);
   absl::Status while_stmt(const simt::Stmt& s);
   absl::Status barrier(const simt::Stmt& s);
+  // Matrix statements (ptx_matrix.cc).
+  absl::Status check_matrices() const;
+  std::string declare_matrices() const;
+  absl::StatusOr<const simt::MatrixVariable*> matrix(uint32_t id, std::string_view statement) const;
+  absl::Status matrix_fill(const simt::Stmt& s);
+  absl::Status matrix_load(const simt::Stmt& s);
+  absl::Status matrix_store(const simt::Stmt& s);
+  absl::Status matrix_mul_add(const simt::Stmt& s);
+  absl::Status check_matrix_region(const simt::Stmt& s, std::string_view statement, DType element,
+                                   bool rows_16_byte_aligned) const;
   absl::StatusOr<PtxValue> load(const simt::Expr& e);
   absl::StatusOr<PtxValue> binary(const simt::Expr& e);
   absl::StatusOr<PtxValue> logic(const simt::Expr& e);

@@ -192,6 +192,13 @@ absl::Status Emitter::stmt(const simt::Stmt& s) {
       line("ret void");
       start_block(new_label("after.return"));  // unreachable; later statements still need a block
       return absl::OkStatus();
+    case StmtKind::kMatrixFill:
+    case StmtKind::kMatrixLoad:
+    case StmtKind::kMatrixStore:
+    case StmtKind::kMatrixMulAdd:
+      // The lowering uses matrix statements only on targets whose emitter implements them.
+      return absl::UnimplementedError(absl::StrCat(
+          "function ", f_.name, ": matrix statements (MFMA / WMMA) are not emitted for AMDGCN yet"));
   }
   return absl::InvalidArgumentError("unknown simt statement kind");
 }

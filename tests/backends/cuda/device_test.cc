@@ -1,5 +1,6 @@
-// The CUDA runtime layer on a real GPU: emitted PTX loaded, launched and read back; the sync time
-// limit; JIT errors carrying the log. Without an NVIDIA driver every test prints why and skips.
+// The CUDA runtime layer on a real GPU: emitted PTX loaded, launched and read back; tensor-core
+// matrix statements against a product computed on the host; the sync time limit; JIT errors
+// carrying the log. Without an NVIDIA driver every test prints why and skips.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -41,7 +42,8 @@ std::shared_ptr<Device> first_device(lowering::TargetDescription* target) {
 }
 
 // out[i] = erf(in[i]) + (sum over the warp of lane) + atomics into shared, through a big
-// (dynamic) shared array.
+// (dynamic) shared array. The warp sum is taken before the `i < n` test: subgroup reductions
+// happen only in uniform control flow (the last block's last warp is partly out of range).
 simt::Function test_kernel(bool big_shared) {
   simt::Function f;
   f.name = "smoke";
@@ -52,6 +54,7 @@ simt::Function test_kernel(bool big_shared) {
   f.shared.push_back({"pad", DType::kF32, big_shared ? 20000 : 4});
   f.shared.push_back({"total", DType::kI32, 1});
   f.variables.push_back({"i", DType::kI32, 0});
+  f.variables.push_back({"lane_sum", DType::kI32, 0});
   const Expr tid = Expr::builtin(Builtin::kLocalId);
   const Expr i = Expr::var(0, DType::kI32);
   f.body.push_back(if_else(Expr::binary(BinaryOp::kEq, tid, i32(0)), {store(Space::kShared, 1, i32(0), i32(0))}));
@@ -61,10 +64,10 @@ simt::Function test_kernel(bool big_shared) {
   f.body.push_back(assign(0, Expr::binary(BinaryOp::kAdd,
                                           Expr::binary(BinaryOp::kMul, Expr::builtin(Builtin::kWorkgroupIdX), i32(128)),
                                           tid)));
+  f.body.push_back(assign(1, Expr::subgroup_reduce(ReduceKind::kSum, Expr::builtin(Builtin::kSubgroupLane))));
   Expr value = Expr::binary(
       BinaryOp::kAdd, Expr::call(Func::kErf, {Expr::load(Space::kGlobal, 0, DType::kF32, i)}),
-      Expr::cast(DType::kF32, Expr::binary(BinaryOp::kAdd,
-                                           Expr::subgroup_reduce(ReduceKind::kSum, Expr::builtin(Builtin::kSubgroupLane)),
+      Expr::cast(DType::kF32, Expr::binary(BinaryOp::kAdd, Expr::var(1, DType::kI32),
                                            Expr::load(Space::kShared, 1, DType::kI32, i32(0)))));
   f.body.push_back(if_else(Expr::binary(BinaryOp::kLt, i, Expr::param(2, DType::kI32)),
                            {store(Space::kGlobal, 1, i, value)}));
@@ -113,6 +116,104 @@ TEST_CASE("an emitted kernel runs and its results come back") {
     CHECK(worst < 1e-4);  // erf's own error is < 2e-7; the sum 624 costs f32 ulps
     device->free(*din);
     device->free(*dout);
+  }
+}
+
+// Runs `f` (parameters A, B: `input`, C: f32, as matrix_product_kernel makes them) in one block
+// and returns C.
+std::vector<float> run_matrix_kernel(Device& device, const lowering::TargetDescription& target,
+                                     const simt::Function& f, DType input,
+                                     const std::vector<float>& a, const std::vector<float>& b,
+                                     size_t c_elements) {
+  absl::StatusOr<std::string> ptx = emit_ptx(f, target);
+  INFO(ptx.status().ToString());
+  REQUIRE(ptx.ok());
+  absl::StatusOr<std::shared_ptr<Module>> module = device.load_module(*ptx);
+  INFO(module.status().ToString());
+  REQUIRE(module.ok());
+  absl::StatusOr<void*> entry = (*module)->function(f.name);
+  REQUIRE(entry.ok());
+  auto bits = [&](const std::vector<float>& values) {
+    std::vector<uint16_t> out;
+    for (float v : values) out.push_back(input == DType::kF16 ? f32_to_f16_bits(v) : f32_to_bf16_bits(v));
+    return out;
+  };
+  std::vector<uint16_t> a_bits = bits(a), b_bits = bits(b);
+  absl::StatusOr<uint64_t> da = device.alloc(a_bits.size() * 2), db = device.alloc(b_bits.size() * 2),
+                           dc = device.alloc(c_elements * 4);
+  REQUIRE(da.ok());
+  REQUIRE(db.ok());
+  REQUIRE(dc.ok());
+  REQUIRE(device.upload(*da, a_bits.data(), a_bits.size() * 2).ok());
+  REQUIRE(device.upload(*db, b_bits.data(), b_bits.size() * 2).ok());
+  REQUIRE(device.zero(*dc, c_elements).ok());
+  absl::StatusOr<std::shared_ptr<Stream>> stream = device.create_stream();
+  REQUIRE(stream.ok());
+  uint64_t pa = *da, pb = *db, pc = *dc;
+  void* params[] = {&pa, &pb, &pc};
+  LaunchConfig config;
+  config.block = static_cast<uint32_t>(f.threads);
+  if (uses_dynamic_shared(f)) config.dynamic_shared_bytes = static_cast<uint32_t>(f.shared_bytes());
+  absl::Status launched = device.launch(**stream, *entry, config, params, f.name);
+  INFO(launched.ToString());
+  REQUIRE(launched.ok());
+  absl::Status synced = device.synchronize(**stream, f.name, 10000);
+  INFO(synced.ToString());
+  REQUIRE(synced.ok());
+  std::vector<float> c(c_elements, -1.0f);
+  REQUIRE(device.download(c.data(), *dc, c_elements * 4).ok());
+  device.free(*da);
+  device.free(*db);
+  device.free(*dc);
+  return c;
+}
+
+TEST_CASE("tensor-core matrix statements compute the host's product") {
+  lowering::TargetDescription target;
+  std::shared_ptr<Device> device = first_device(&target);
+  if (device == nullptr) return;
+  for (DType input : {DType::kF16, DType::kBF16}) {
+    for (int warps : {1, 2}) {
+      for (bool dynamic : {false, true}) {
+        // Small multiples of 1/2 (A) and 1/4 (B) from a fixed pseudo-random sequence: exact in
+        // f16, bf16 and every f32 partial sum, and without the symmetries or repeated rows that
+        // would hide a transposed or misplaced fragment.
+        const int m = 16 * warps, n = kMatrixTestN, k = kMatrixTestK;
+        uint32_t state = 20240601u;
+        auto next = [&](int values) {  // uniform-ish in [-(values / 2), values / 2]
+          state = state * 1664525u + 1013904223u;
+          return static_cast<int>((state >> 16) % values) - values / 2;
+        };
+        std::vector<float> a(m * k), b(k * n), expected(m * n, 0.25f);
+        for (float& x : a) x = next(7) * 0.5f;
+        for (float& x : b) x = next(5) * 0.25f;
+        for (int r = 0; r < m; ++r)
+          for (int c = 0; c < n; ++c)
+            for (int kk = 0; kk < k; ++kk) expected[r * n + c] += a[r * k + kk] * b[kk * n + c];
+        simt::Function f = matrix_product_kernel(input, warps);
+        if (dynamic) f.shared.push_back({"pad", DType::kF32, 16 * 1024});  // over the static 48 KiB
+        std::vector<float> c = run_matrix_kernel(*device, target, f, input, a, b, m * n);
+        int wrong = 0;
+        for (int i = 0; i < m * n; ++i) {
+          if (c[i] == expected[i]) continue;
+          if (wrong++ < 4)
+            MESSAGE("C[", i / n, "][", i % n, "] = ", c[i], ", expected ", expected[i]);
+        }
+        MESSAGE(dtype_name(input), ", ", warps, " warps, dynamic shared ", dynamic, ": ", wrong,
+                " of ", m * n, " wrong");
+        CHECK(wrong == 0);
+      }
+    }
+    // Filled A (1) and B (0.5) instead of loaded ones: each k-step adds 16 * 0.5.
+    simt::Function filled = matrix_product_kernel(input, 1);
+    filled.body[4].body[0] = matrix_fill(1, f32(1.0));
+    filled.body[4].body[1] = matrix_fill(2, f32(0.5));
+    std::vector<float> zeros(16 * kMatrixTestK);
+    std::vector<float> c = run_matrix_kernel(*device, target, filled, input, zeros, zeros, 16 * kMatrixTestN);
+    int wrong = 0;
+    for (float v : c) wrong += v != 0.25f + 2 * 16 * 0.5f;
+    MESSAGE(dtype_name(input), " filled A and B: ", wrong, " wrong");
+    CHECK(wrong == 0);
   }
 }
 

@@ -16,29 +16,6 @@ using simt::Space;
 constexpr DType kAllTypes[] = {DType::kBool, DType::kI8,  DType::kU8,   DType::kI32, DType::kU32,
                                DType::kI64,  DType::kF16, DType::kBF16, DType::kF32, DType::kF64};
 
-lowering::TargetDescription target(const char* name) {
-  absl::StatusOr<lowering::TargetDescription> t = lowering::parse_target(name);
-  REQUIRE(t.ok());
-  return *t;
-}
-
-// Emits `f` for both targets and assembles each with ptxas.
-void check_assembles(const simt::Function& f) {
-  for (const char* name : {"ptx:sm_80", "ptx:sm_90a"}) {
-    lowering::TargetDescription t = target(name);
-    absl::StatusOr<std::string> ptx = emit_ptx(f, t);
-    INFO(name, ": ", ptx.status().ToString());
-    REQUIRE(ptx.ok());
-    PtxasResult r = run_ptxas(*ptx, t.arch);
-    if (!r.ran) {
-      MESSAGE("ptxas check skipped: ", r.skip_reason);
-      continue;
-    }
-    INFO("ptxas output:\n", r.output, "\nPTX:\n", *ptx);
-    CHECK(r.ok);
-  }
-}
-
 // A function with one global array per dtype (params 0..9), scalars n: i32 (10), s: f32 (11),
 // flag: bool (12), h: f16 (13), d: f64 (14), big: i64 (15), b: bf16 (16); one private scalar per
 // dtype (variables 0..9), loop variables i (10) and j (11), acc: f32[4] (12), tmp: f32[8] (13).
