@@ -12,9 +12,6 @@ namespace tilert::vulkan {
 
 namespace {
 
-// Spelled out: the Vulkan headers this build compiles against may predate the extension.
-constexpr const char* kCooperativeMatrixExtension = "VK_KHR_cooperative_matrix";
-
 absl::StatusOr<std::vector<std::string>> device_extensions(const Dispatch& vk,
                                                            VkPhysicalDevice device) {
   uint32_t count = 0;
@@ -47,6 +44,31 @@ std::optional<uint32_t> compute_queue_family(const Dispatch& vk, VkPhysicalDevic
   return std::nullopt;
 }
 
+// The 16x16x16 shapes tilert's emitter can use: A and B of one 16-bit float type, C and the
+// result f32, subgroup scope, and no saturating accumulation (which would oblige the shader to
+// ask for it). A failing query leaves them unrecorded: the device still runs plain kernels.
+void find_matrix_shapes(const Dispatch& vk, bool bf16_extension, PhysicalDeviceInfo& info) {
+  if (vk.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR == nullptr) return;
+  uint32_t count = 0;
+  if (vk.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(info.handle, &count, nullptr) != VK_SUCCESS) return;
+  std::vector<VkCooperativeMatrixPropertiesKHR> shapes(
+      count, VkCooperativeMatrixPropertiesKHR{VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR});
+  VkResult listed = vk.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(info.handle, &count, shapes.data());
+  if (listed != VK_SUCCESS && listed != VK_INCOMPLETE) return;
+  shapes.resize(std::min<size_t>(count, shapes.size()));
+  for (const VkCooperativeMatrixPropertiesKHR& s : shapes) {
+    if (s.MSize != 16 || s.NSize != 16 || s.KSize != 16 || s.scope != VK_SCOPE_SUBGROUP_KHR ||
+        s.CType != VK_COMPONENT_TYPE_FLOAT32_KHR || s.ResultType != VK_COMPONENT_TYPE_FLOAT32_KHR ||
+        s.saturatingAccumulation || s.AType != s.BType) {
+      continue;
+    }
+    if (s.AType == VK_COMPONENT_TYPE_FLOAT16_KHR) info.cooperative_matrix_16x16x16_f16 = true;
+    if (s.AType == VK_COMPONENT_TYPE_BFLOAT16_KHR && bf16_extension) {
+      info.cooperative_matrix_16x16x16_bf16 = true;
+    }
+  }
+}
+
 absl::StatusOr<PhysicalDeviceInfo> describe(const Dispatch& vk, VkPhysicalDevice handle,
                                             uint32_t index) {
   PhysicalDeviceInfo info;
@@ -62,10 +84,16 @@ absl::StatusOr<PhysicalDeviceInfo> describe(const Dispatch& vk, VkPhysicalDevice
   info.max_invocations = basic.limits.maxComputeWorkGroupInvocations;
   info.max_push_constant_bytes = basic.limits.maxPushConstantsSize;
 
+  ASSIGN_OR_RETURN(std::vector<std::string> extensions, device_extensions(vk, handle));
   // Vulkan 1.2 devices report driver properties and the 1.1/1.2 feature blocks; older ones only
-  // subgroup properties (1.1), and their optional features stay off.
+  // subgroup properties (1.1), and their optional features stay off. Cooperative matrices are
+  // used on 1.2 devices only (they need vulkanMemoryModel, a 1.2 feature).
   const bool vulkan12 = basic.apiVersion >= VK_API_VERSION_1_2;
+  const bool coopmat = vulkan12 && has(extensions, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  VkPhysicalDeviceCooperativeMatrixPropertiesKHR coopmat_properties{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_KHR};
   VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  driver.pNext = coopmat ? &coopmat_properties : nullptr;
   VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   subgroup.pNext = vulkan12 ? &driver : nullptr;
   VkPhysicalDeviceProperties2 properties{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
@@ -80,7 +108,10 @@ absl::StatusOr<PhysicalDeviceInfo> describe(const Dispatch& vk, VkPhysicalDevice
   }
 
   if (vulkan12) {
+    VkPhysicalDeviceCooperativeMatrixFeaturesKHR coopmat_features{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
     VkPhysicalDeviceVulkan12Features features12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    features12.pNext = coopmat ? &coopmat_features : nullptr;
     VkPhysicalDeviceVulkan11Features features11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
     features11.pNext = &features12;
     VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
@@ -89,11 +120,16 @@ absl::StatusOr<PhysicalDeviceInfo> describe(const Dispatch& vk, VkPhysicalDevice
     info.shader_float16 = features12.shaderFloat16;
     info.shader_int8 = features12.shaderInt8;
     info.storage_8bit = features12.storageBuffer8BitAccess;
+    info.vulkan_memory_model = features12.vulkanMemoryModel;
     info.storage_16bit = features11.storageBuffer16BitAccess;
+    info.cooperative_matrix =
+        coopmat && coopmat_features.cooperativeMatrix &&
+        (coopmat_properties.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
+  }
+  if (info.cooperative_matrix) {
+    find_matrix_shapes(vk, has(extensions, VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME), info);
   }
 
-  ASSIGN_OR_RETURN(std::vector<std::string> extensions, device_extensions(vk, handle));
-  info.cooperative_matrix = has(extensions, kCooperativeMatrixExtension);
   info.shader_clock = has(extensions, VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
   info.subgroup_size_control = has(extensions, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
 
@@ -120,7 +156,13 @@ std::string PhysicalDeviceInfo::features_string() const {
   if (shader_int8) parts.push_back("int8");
   if (storage_16bit) parts.push_back("storage16");
   if (storage_8bit) parts.push_back("storage8");
-  if (cooperative_matrix) parts.push_back("coopmat");
+  if (cooperative_matrix_16x16x16_f16 || cooperative_matrix_16x16x16_bf16) {
+    parts.push_back(absl::StrCat("cooperative-matrix 16x16x16",
+                                 cooperative_matrix_16x16x16_f16 ? " f16" : "",
+                                 cooperative_matrix_16x16x16_bf16 ? " bf16" : ""));
+  } else if (cooperative_matrix) {
+    parts.push_back("cooperative-matrix (no 16x16x16 f16 shape)");
+  }
   if (shader_clock) parts.push_back("clock");
   if (subgroup_size_control) parts.push_back("subgroup-size-control");
   return absl::StrJoin(parts, ", ");
@@ -205,14 +247,25 @@ absl::StatusOr<std::shared_ptr<Device>> Device::create(std::shared_ptr<Instance>
   queue.pQueuePriorities = &priority;
 
   // Enable exactly what describe() found, so kernels may use every feature the device reports.
+  // Extension feature structs are chained only for extensions that are enabled.
+  void* extension_features = nullptr;
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR coopmat{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+  coopmat.cooperativeMatrix = VK_TRUE;
+  if (info.cooperative_matrix) extension_features = &coopmat;
   VkPhysicalDeviceShaderClockFeaturesKHR clock{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
-  clock.shaderSubgroupClock = info.shader_clock;
+  clock.shaderSubgroupClock = VK_TRUE;
+  if (info.shader_clock) {
+    clock.pNext = extension_features;
+    extension_features = &clock;
+  }
   VkPhysicalDeviceVulkan12Features features12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   features12.shaderFloat16 = info.shader_float16;
   features12.shaderInt8 = info.shader_int8;
   features12.storageBuffer8BitAccess = info.storage_8bit;
-  features12.pNext = info.shader_clock ? &clock : nullptr;
+  features12.vulkanMemoryModel = info.vulkan_memory_model;
+  features12.pNext = extension_features;
   VkPhysicalDeviceVulkan11Features features11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   features11.storageBuffer16BitAccess = info.storage_16bit;
   features11.pNext = &features12;
@@ -220,7 +273,7 @@ absl::StatusOr<std::shared_ptr<Device>> Device::create(std::shared_ptr<Instance>
   features.pNext = info.api_version >= VK_API_VERSION_1_2 ? &features11 : nullptr;
 
   std::vector<const char*> extensions;
-  if (info.cooperative_matrix) extensions.push_back(kCooperativeMatrixExtension);
+  if (info.cooperative_matrix) extensions.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   if (info.shader_clock) extensions.push_back(VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
   if (info.subgroup_size_control) extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
 

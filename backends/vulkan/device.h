@@ -39,13 +39,20 @@ struct PhysicalDeviceInfo {
   bool shader_int8 = false;
   bool storage_16bit = false;  // storageBuffer16BitAccess
   bool storage_8bit = false;   // storageBuffer8BitAccess
-  bool cooperative_matrix = false;     // VK_KHR_cooperative_matrix
+  bool vulkan_memory_model = false;    // vulkanMemoryModel (cooperative matrices need it)
+  // VK_KHR_cooperative_matrix with its cooperativeMatrix feature, in compute shaders.
+  bool cooperative_matrix = false;
+  // Among its shapes (vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR): 16x16x16 with A and B
+  // of f16 (of bf16, with VK_KHR_shader_bfloat16 present), C and the result f32, subgroup scope.
+  bool cooperative_matrix_16x16x16_f16 = false;
+  bool cooperative_matrix_16x16x16_bf16 = false;
   bool shader_clock = false;           // VK_KHR_shader_clock
   bool subgroup_size_control = false;  // VK_EXT_subgroup_size_control
 
   // "1.3.238"
   std::string api_version_string() const;
-  // "subgroup 8, shared 32 KB, fp16, int8, storage16, storage8, coopmat, clock, subgroup-size-control"
+  // "subgroup 32, shared 48 KB, fp16, int8, storage16, storage8,
+  //  cooperative-matrix 16x16x16 f16, clock, subgroup-size-control"
   std::string features_string() const;
 };
 

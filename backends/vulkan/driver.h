@@ -7,6 +7,8 @@
 #endif
 #include <vulkan/vulkan.h>
 
+#include "backends/vulkan/khr_cooperative_matrix.h"  // for headers that predate the extension
+
 #include <memory>
 #include <span>
 #include <string>

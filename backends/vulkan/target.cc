@@ -6,6 +6,14 @@ namespace {
 
 bool has_vulkan_1_3(const PhysicalDeviceInfo& info) { return info.api_version >= VK_API_VERSION_1_3; }
 
+// The emitter's cooperative matrices: f16 A and B loaded from 16-bit shared arrays (so
+// shaderFloat16) under the Vulkan memory model (which SPV_KHR_cooperative_matrix requires).
+// bf16 shapes are not used: the emitter does not emit SPV_KHR_bfloat16.
+bool has_f16_cooperative_matrix(const PhysicalDeviceInfo& info) {
+  return info.cooperative_matrix && info.cooperative_matrix_16x16x16_f16 && info.shader_float16 &&
+         info.vulkan_memory_model;
+}
+
 bool has_subgroup_arithmetic(const PhysicalDeviceInfo& info) {
   return (info.subgroup_stages & VK_SHADER_STAGE_COMPUTE_BIT) != 0 &&
          (info.subgroup_operations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0 &&
@@ -26,6 +34,12 @@ lowering::TargetDescription target_for_device(const PhysicalDeviceInfo& info) {
   target.set(TargetFeature::kStorage16Bit, info.storage_16bit);
   target.set(TargetFeature::kSubgroupArithmetic, has_subgroup_arithmetic(info));
   target.set(TargetFeature::kShaderClock, info.shader_clock);
+  target.matrix_shapes.clear();
+  if (has_f16_cooperative_matrix(info)) {
+    target.matrix_shapes.push_back(lowering::MatrixShape{
+        .instruction = "OpCooperativeMatrixMulAddKHR", .m = 16, .n = 16, .k = 16, .n_max = 16,
+        .n_step = 0, .input = DType::kF16, .accumulator = DType::kF32});
+  }
   target.limits_are_guaranteed_minimums = false;
   return target;
 }
@@ -40,6 +54,7 @@ SpirvOptions spirv_options_for_device(const PhysicalDeviceInfo& info) {
   o.subgroup_arithmetic = has_subgroup_arithmetic(info);
   o.shader_clock = info.shader_clock;
   o.float_atomic_add = false;  // the device is created without VK_EXT_shader_atomic_float
+  o.cooperative_matrix = has_f16_cooperative_matrix(info);
   return o;
 }
 

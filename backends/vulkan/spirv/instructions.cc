@@ -6,6 +6,7 @@
 #include <array>
 
 #include "absl/strings/str_cat.h"
+#include "backends/vulkan/spirv/cooperative_matrix.h"
 #include "ir/status.h"
 
 namespace tilert::spirv {
@@ -142,10 +143,28 @@ namespace {
   X(OpAtomicOr, kTypedResult, "IIII", false)             \
   X(OpAtomicCompareExchange, kTypedResult, "IIIIII", false)
 
+// Instructions of extensions newer than the installed SPIR-V headers, with their opcodes from
+// this project's own headers (cooperative_matrix.h).
+// X(name, opcode, result form, operand kinds, terminates the block)
+#define TILERT_SPIRV_INSTRUCTIONS_BY_VALUE(X)                                                        \
+  /* SPV_KHR_cooperative_matrix: scope, rows, columns, use */                                        \
+  X(OpTypeCooperativeMatrixKHR, cooperative_matrix::kOpTypeCooperativeMatrix, kResult, "IIIII", false) \
+  /* pointer, layout, [stride, [memory operands]] */                                                 \
+  X(OpCooperativeMatrixLoadKHR, cooperative_matrix::kOpLoad, kTypedResult, "III?L*", false)          \
+  /* pointer, object, layout, [stride, [memory operands]] */                                         \
+  X(OpCooperativeMatrixStoreKHR, cooperative_matrix::kOpStore, kNone, "IIII?L*", false)              \
+  /* a, b, c, [cooperative matrix operands] */                                                       \
+  X(OpCooperativeMatrixMulAddKHR, cooperative_matrix::kOpMulAdd, kTypedResult, "IIIL?", false)       \
+  X(OpCooperativeMatrixLengthKHR, cooperative_matrix::kOpLength, kTypedResult, "I", false)
+
 constexpr InstructionInfo kInstructions[] = {
 #define TILERT_X(op, form, operands, terminates) \
   {spv::Op::op, #op, ResultForm::form, operands, terminates},
     TILERT_SPIRV_INSTRUCTIONS(TILERT_X)
+#undef TILERT_X
+#define TILERT_X(name, value, form, operands, terminates) \
+  {value, #name, ResultForm::form, operands, terminates},
+    TILERT_SPIRV_INSTRUCTIONS_BY_VALUE(TILERT_X)
 #undef TILERT_X
 };
 

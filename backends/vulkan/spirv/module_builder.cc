@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "backends/vulkan/spirv/cooperative_matrix.h"
 #include "ir/status.h"
 
 namespace tilert::spirv {
@@ -200,6 +201,13 @@ Id ModuleBuilder::type_function(Id return_type, const std::vector<Id>& parameter
   std::vector<uint32_t> operands = {return_type};
   operands.insert(operands.end(), parameters.begin(), parameters.end());
   return intern(spv::Op::OpTypeFunction, 0, std::move(operands));
+}
+
+Id ModuleBuilder::type_cooperative_matrix(Id component, spv::Scope scope, uint32_t rows,
+                                          uint32_t columns, uint32_t use) {
+  std::vector<uint32_t> operands = {component, constant_u32(word(scope)), constant_u32(rows),
+                                    constant_u32(columns), constant_u32(use)};
+  return intern(cooperative_matrix::kOpTypeCooperativeMatrix, 0, std::move(operands));
 }
 
 Id ModuleBuilder::constant(Id type, const std::vector<uint32_t>& literal_words) {

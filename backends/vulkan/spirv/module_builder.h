@@ -63,6 +63,10 @@ class ModuleBuilder {
   Id type_struct(const std::vector<Id>& members);
   Id type_pointer(spv::StorageClass storage, Id pointee);
   Id type_function(Id return_type, const std::vector<Id>& parameters = {});
+  // OpTypeCooperativeMatrixKHR (SPV_KHR_cooperative_matrix): `scope`, `rows`, `columns` and
+  // `use` become u32 constants, as the type takes them by id.
+  Id type_cooperative_matrix(Id component, spv::Scope scope, uint32_t rows, uint32_t columns,
+                             uint32_t use);
 
   // Constants, de-duplicated.
   Id constant_u32(uint32_t value);

@@ -338,8 +338,20 @@ absl::StatusOr<std::vector<uint32_t>> Emitter::run() {
     return absl::InvalidArgumentError(
         absl::StrCat("kernel ", f_.name, ": ", f_.threads, " threads per workgroup"));
   }
+  if (f_.uses_matrices() && !o_.cooperative_matrix) {
+    return absl::UnimplementedError(absl::StrCat(
+        "kernel ", f_.name, ": matrix statements need VK_KHR_cooperative_matrix with a 16x16x16 "
+        "f16 x f16 + f32 subgroup shape (SpirvOptions::cooperative_matrix), which the target lacks"));
+  }
+  // SPV_KHR_cooperative_matrix requires the Vulkan memory model; other modules keep GLSL450.
+  vulkan_memory_model_ = f_.uses_matrices();
   b_.add_capability(spv::Capability::Shader);
-  b_.set_memory_model(spv::AddressingModel::Logical, spv::MemoryModel::GLSL450);
+  if (vulkan_memory_model_) {
+    b_.add_capability(spv::Capability::VulkanMemoryModel);
+    b_.set_memory_model(spv::AddressingModel::Logical, spv::MemoryModel::Vulkan);
+  } else {
+    b_.set_memory_model(spv::AddressingModel::Logical, spv::MemoryModel::GLSL450);
+  }
   glsl_ = b_.import_ext_inst("GLSL.std.450");
   declare_interface();
   Id void_type = b_.type_void();
@@ -347,6 +359,7 @@ absl::StatusOr<std::vector<uint32_t>> Emitter::run() {
   b_.set_name(main_, f_.name);
   b_.begin_block();
   declare_arrays();
+  declare_matrices();
   body(f_.body);
   if (!block_terminated_) b_.return_void();
   b_.end_function();

@@ -23,6 +23,11 @@ struct SpirvOptions {
   bool shader_clock = false;        // VK_KHR_shader_clock (subgroup clock)
   bool float_atomic_add = false;    // VK_EXT_shader_atomic_float: f32 atomic add on buffers
                                     // and shared memory
+  // VK_KHR_cooperative_matrix with a 16x16x16 shape of f16 A and B, f32 accumulators, subgroup
+  // scope; it implies float16_arithmetic and the vulkanMemoryModel feature. A function with
+  // matrix statements is then emitted with SPV_KHR_cooperative_matrix under the Vulkan memory
+  // model (the extension requires it); other functions are emitted as without it.
+  bool cooperative_matrix = false;
 };
 
 // Where each scalar parameter lives in the push-constant block. Every scalar takes 4 bytes
@@ -42,8 +47,9 @@ void store_push_constant(DType type, int64_t int_value, double float_value, void
 
 // The module's words. Errors: Unimplemented for what the options (or Vulkan) cannot express
 // (named barriers, a clock without shader_clock, subgroup reductions without subgroup
-// arithmetic), InvalidArgument for a malformed function (an unknown parameter, variable or
-// array), each naming the function.
+// arithmetic, matrices without cooperative_matrix, bf16 matrices), InvalidArgument for a
+// malformed function (an unknown parameter, variable, array or matrix, a matrix statement on
+// the wrong kind of matrix or array), each naming the function.
 absl::StatusOr<std::vector<uint32_t>> emit_spirv(const simt::Function& f, const SpirvOptions& o);
 
 }  // namespace tilert::vulkan

@@ -1,7 +1,7 @@
 // The SPIR-V emitter's state, shared by its files: declarations.cc (types, interface variables,
 // arrays, the entry point), expressions.cc (values and casts), math.cc (GLSL.std.450 calls,
-// erf, 16-bit float rounding), memory.cc (array element loads, stores and atomics) and
-// statements.cc (structured control flow and barriers).
+// erf, 16-bit float rounding), memory.cc (array element loads, stores and atomics),
+// statements.cc (structured control flow and barriers) and matrices.cc (cooperative matrices).
 //
 // Values of 16-bit and 8-bit types live in 32-bit "representation" types while the shader
 // computes (f16 and bf16 in f32, rounded to their precision; i8 in i32, u8 in u32, wrapped);
@@ -85,6 +85,16 @@ class Emitter {
   Id load_element(const ArrayInfo& a, Id index);
   void store_element(const ArrayInfo& a, Id index, Id value);
   void atomic_add(const ArrayInfo& a, Id index, Id value);
+  Id pointer_to(const ArrayInfo& a, Id index, Id element_type);
+  // Memory operands of a load or store of `a`'s elements: none, or NonPrivatePointer under the
+  // Vulkan memory model for the shared and global memory other invocations also access.
+  std::vector<uint32_t> memory_operands(const ArrayInfo& a) const;
+
+  // --- matrices.cc
+  void declare_matrices();
+  void matrix_statement(const simt::Stmt& s);
+  // Whether the module uses the Vulkan memory model (a function with matrices).
+  bool vulkan_memory_model() const { return vulkan_memory_model_; }
 
   // --- statements.cc
   void body(const simt::Body& body);
@@ -104,7 +114,10 @@ class Emitter {
   void for_statement(const simt::Stmt& s);
   void while_statement(const simt::Stmt& s);
   void barrier(const simt::Stmt& s);
-  Id pointer_to(const ArrayInfo& a, Id index, Id element_type);
+  Id load_memory(const ArrayInfo& a, Id type, Id pointer);
+  void store_memory(const ArrayInfo& a, Id pointer, Id value);
+  uint32_t atomic_scope(const ArrayInfo& a) const;
+  Id matrix_variable(uint32_t id, simt::MatrixUse use, const char* statement);
 
   const simt::Function& f_;
   SpirvOptions o_;
@@ -117,6 +130,9 @@ class Emitter {
   std::vector<ArrayInfo> shared_;
   std::vector<ArrayInfo> private_arrays_;  // per variable (arrays only)
   std::vector<Id> variables_;              // per variable: its OpVariable
+  std::vector<Id> matrix_types_;           // per matrix: its OpTypeCooperativeMatrixKHR
+  std::vector<Id> matrix_variables_;       // per matrix: its OpVariable
+  bool vulkan_memory_model_ = false;
   Id push_block_ = 0;
   PushConstantLayout push_layout_;
   std::vector<std::pair<spv::BuiltIn, Id>> builtins_;

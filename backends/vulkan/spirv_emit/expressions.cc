@@ -57,7 +57,8 @@ BinaryOps binary_ops(BinaryOp op) {
     case BinaryOp::kSub: return {Op::OpFSub, Op::OpISub, Op::OpISub, Op::OpNop};
     case BinaryOp::kMul: return {Op::OpFMul, Op::OpIMul, Op::OpIMul, Op::OpNop};
     case BinaryOp::kDiv: return {Op::OpFDiv, Op::OpSDiv, Op::OpUDiv, Op::OpNop};
-    // C's % on floats (fmod) keeps the dividend's sign, as OpFRem does.
+    // C's % on floats (fmod) keeps the dividend's sign, as OpFRem does; on signed integers
+    // OpSRem stands for a - (a / b) * b (see Emitter::expr).
     case BinaryOp::kMod: return {Op::OpFRem, Op::OpSRem, Op::OpUMod, Op::OpNop};
   }
   return {Op::OpNop, Op::OpNop, Op::OpNop, Op::OpNop};
@@ -96,6 +97,14 @@ Id Emitter::expr(const simt::Expr& e) {
         return fail(absl::InvalidArgumentError(
             absl::StrCat("operator ", av(binary_op_name(static_cast<BinaryOp>(e.op))), " on ",
                          av(dtype_name(operand)), " operands")));
+      }
+      if (op == Op::OpSRem) {
+        // Vulkan leaves OpSRem undefined for negative operands (its SPIR-V environment), and
+        // NVIDIA's driver does give other results: C's a % b is a - (a / b) * b with the
+        // truncating OpSDiv, which Vulkan defines for every sign.
+        Id type = repr_type(e.type);
+        Id quotient = b_.emit(Op::OpSDiv, type, {a, b});
+        return b_.emit(Op::OpISub, type, {a, b_.emit(Op::OpIMul, type, {quotient, b})});
       }
       return b_.emit(op, repr_type(e.type), {a, b});
     }

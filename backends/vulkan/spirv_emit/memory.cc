@@ -8,11 +8,35 @@
 namespace tilert::vulkan::spirv_emit {
 namespace {
 using spv::Op;
-
-uint32_t scope_of(const ArrayInfo& a) {
-  return static_cast<uint32_t>(a.space == simt::Space::kGlobal ? spv::Scope::Device : spv::Scope::Workgroup);
-}
 }  // namespace
+
+// Global atomics must be atomic across the whole dispatch. Under the Vulkan memory model Device
+// scope needs the VulkanMemoryModelDeviceScope capability (a further device feature); QueueFamily
+// scope covers every invocation of a dispatch as well and needs nothing more.
+uint32_t Emitter::atomic_scope(const ArrayInfo& a) const {
+  if (a.space != simt::Space::kGlobal) return static_cast<uint32_t>(spv::Scope::Workgroup);
+  return static_cast<uint32_t>(vulkan_memory_model_ ? spv::Scope::QueueFamily : spv::Scope::Device);
+}
+
+// Under the Vulkan memory model plain accesses are private: a barrier orders them between
+// invocations only when they are NonPrivatePointer (the barriers also make their storage classes
+// available and visible, see statements.cc).
+std::vector<uint32_t> Emitter::memory_operands(const ArrayInfo& a) const {
+  if (!vulkan_memory_model_ || a.space == simt::Space::kPrivate) return {};
+  return {static_cast<uint32_t>(spv::MemoryAccessMask::NonPrivatePointer)};
+}
+
+Id Emitter::load_memory(const ArrayInfo& a, Id type, Id pointer) {
+  std::vector<uint32_t> operands = {pointer};
+  for (uint32_t w : memory_operands(a)) operands.push_back(w);
+  return b_.emit(Op::OpLoad, type, operands);
+}
+
+void Emitter::store_memory(const ArrayInfo& a, Id pointer, Id value) {
+  std::vector<uint32_t> operands = {pointer, value};
+  for (uint32_t w : memory_operands(a)) operands.push_back(w);
+  b_.emit_void(Op::OpStore, operands);
+}
 
 const ArrayInfo* Emitter::array(simt::Space space, uint32_t id) {
   const ArrayInfo* a = nullptr;
@@ -52,15 +76,15 @@ Id Emitter::load_element(const ArrayInfo& a, Id index) {
   DType t = a.type;
   switch (a.layout) {
     case ElementLayout::kWidened:
-      return b_.load(a.element_type, pointer_to(a, index, a.element_type));
+      return load_memory(a, a.element_type, pointer_to(a, index, a.element_type));
     case ElementLayout::kF32Bits:
-      return b_.emit(Op::OpBitcast, f32_type(), {b_.load(u32_type(), pointer_to(a, index, u32_type()))});
+      return b_.emit(Op::OpBitcast, f32_type(), {load_memory(a, u32_type(), pointer_to(a, index, u32_type()))});
     case ElementLayout::kBf16Bits: {
-      Id bits = b_.load(a.element_type, pointer_to(a, index, a.element_type));
+      Id bits = load_memory(a, a.element_type, pointer_to(a, index, a.element_type));
       return bf16_bits_to_f32(b_.emit(Op::OpUConvert, u32_type(), {bits}));
     }
     case ElementLayout::kNative: {
-      Id v = b_.load(a.element_type, pointer_to(a, index, a.element_type));
+      Id v = load_memory(a, a.element_type, pointer_to(a, index, a.element_type));
       switch (t) {
         case DType::kF16: return b_.emit(Op::OpFConvert, f32_type(), {v});
         case DType::kI8: return b_.emit(Op::OpSConvert, i32_type(), {v});
@@ -77,7 +101,7 @@ Id Emitter::load_element(const ArrayInfo& a, Id index) {
       Id word_index = b_.emit(Op::OpShiftRightLogical, i32_type(), {index, i32(per_word == 2 ? 1 : 2)});
       Id lane = b_.emit(Op::OpBitwiseAnd, i32_type(), {index, i32(static_cast<int32_t>(per_word - 1))});
       Id shift = b_.emit(Op::OpBitcast, u32_type(), {b_.emit(Op::OpIMul, i32_type(), {lane, i32(static_cast<int32_t>(width))})});
-      Id word = b_.load(u32_type(), pointer_to(a, word_index, u32_type()));
+      Id word = load_memory(a, u32_type(), pointer_to(a, word_index, u32_type()));
       Id bits = b_.emit(Op::OpBitwiseAnd, u32_type(),
                         {b_.emit(Op::OpShiftRightLogical, u32_type(), {word, shift}), u32((1u << width) - 1)});
       switch (t) {
@@ -111,13 +135,13 @@ void Emitter::store_element(const ArrayInfo& a, Id index, Id value) {
   };
   switch (a.layout) {
     case ElementLayout::kWidened:
-      b_.store(pointer_to(a, index, a.element_type), value);
+      store_memory(a, pointer_to(a, index, a.element_type), value);
       return;
     case ElementLayout::kF32Bits:
-      b_.store(pointer_to(a, index, u32_type()), b_.emit(Op::OpBitcast, u32_type(), {value}));
+      store_memory(a, pointer_to(a, index, u32_type()), b_.emit(Op::OpBitcast, u32_type(), {value}));
       return;
     case ElementLayout::kBf16Bits:
-      b_.store(pointer_to(a, index, a.element_type),
+      store_memory(a, pointer_to(a, index, a.element_type),
                b_.emit(Op::OpUConvert, a.element_type, {as_u32_bits(value)}));
       return;
     case ElementLayout::kNative: {
@@ -131,7 +155,7 @@ void Emitter::store_element(const ArrayInfo& a, Id index, Id value) {
           break;
         default: break;
       }
-      b_.store(pointer_to(a, index, a.element_type), v);
+      store_memory(a, pointer_to(a, index, a.element_type), v);
       return;
     }
     case ElementLayout::kPacked: {
@@ -146,7 +170,7 @@ void Emitter::store_element(const ArrayInfo& a, Id index, Id value) {
       Id keep = b_.emit(Op::OpNot, u32_type(), {mask});
       Id bits = b_.emit(Op::OpShiftLeftLogical, u32_type(), {as_u32_bits(value), shift});
       Id pointer = pointer_to(a, word_index, u32_type());
-      Id scope = u32(scope_of(a));
+      Id scope = u32(atomic_scope(a));
       Id relaxed = u32(0);
       b_.emit(Op::OpAtomicAnd, u32_type(), {pointer, scope, relaxed, keep});
       b_.emit(Op::OpAtomicOr, u32_type(), {pointer, scope, relaxed, bits});
@@ -161,7 +185,7 @@ void Emitter::atomic_add(const ArrayInfo& a, Id index, Id value) {
     fail(absl::InvalidArgumentError(absl::StrCat("atomic add to private array ", a.name)));
     return;
   }
-  Id scope = u32(scope_of(a));
+  Id scope = u32(atomic_scope(a));
   Id relaxed = u32(0);
   if (a.type == DType::kI32 || a.type == DType::kU32) {
     b_.emit(Op::OpAtomicIAdd, a.element_type, {pointer_to(a, index, a.element_type), scope, relaxed, value});

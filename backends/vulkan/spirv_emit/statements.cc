@@ -1,5 +1,6 @@
 // Statements: assignments, stores and atomics, structured control flow (each if a selection
-// construct, each loop a loop construct whose header tests the condition), barriers and returns.
+// construct, each loop a loop construct whose header tests the condition), barriers and returns;
+// matrix statements are matrices.cc's.
 // A return ends its block; the statements after it in the same body are dead and not emitted.
 #include "absl/strings/str_cat.h"
 #include "backends/vulkan/spirv_emit/emitter.h"
@@ -11,10 +12,15 @@ using spv::Op;
 
 // What both barriers order: workgroup (shared) and buffer memory, acquire-release, as GLSL's
 // barrier() with memoryBarrierBuffer().
-constexpr auto kBarrierSemantics = static_cast<spv::MemorySemanticsMask>(
+constexpr uint32_t kBarrierSemantics =
     static_cast<uint32_t>(spv::MemorySemanticsMask::AcquireRelease) |
     static_cast<uint32_t>(spv::MemorySemanticsMask::WorkgroupMemory) |
-    static_cast<uint32_t>(spv::MemorySemanticsMask::UniformMemory));
+    static_cast<uint32_t>(spv::MemorySemanticsMask::UniformMemory);
+// Under the Vulkan memory model a release does not by itself make earlier writes available, nor
+// an acquire later reads visible: the barrier says so for its storage classes.
+constexpr uint32_t kAvailableVisible =
+    static_cast<uint32_t>(spv::MemorySemanticsMask::MakeAvailable) |
+    static_cast<uint32_t>(spv::MemorySemanticsMask::MakeVisible);
 }  // namespace
 
 void Emitter::body(const simt::Body& statements) {
@@ -76,6 +82,12 @@ void Emitter::statement(const simt::Stmt& s) {
     case StmtKind::kReturn:
       b_.return_void();
       block_terminated_ = true;
+      return;
+    case StmtKind::kMatrixFill:
+    case StmtKind::kMatrixLoad:
+    case StmtKind::kMatrixStore:
+    case StmtKind::kMatrixMulAdd:
+      matrix_statement(s);
       return;
   }
   fail(absl::InvalidArgumentError(absl::StrCat("unknown statement kind ", static_cast<int>(s.kind))));
@@ -151,12 +163,14 @@ void Emitter::while_statement(const simt::Stmt& s) {
 }
 
 void Emitter::barrier(const simt::Stmt& s) {
+  auto semantics = static_cast<spv::MemorySemanticsMask>(
+      kBarrierSemantics | (vulkan_memory_model_ ? kAvailableVisible : 0u));
   switch (s.barrier) {
     case simt::BarrierKind::kWorkgroup:
-      b_.control_barrier(spv::Scope::Workgroup, spv::Scope::Workgroup, kBarrierSemantics);
+      b_.control_barrier(spv::Scope::Workgroup, spv::Scope::Workgroup, semantics);
       return;
     case simt::BarrierKind::kSubgroup:
-      b_.control_barrier(spv::Scope::Subgroup, spv::Scope::Subgroup, kBarrierSemantics);
+      b_.control_barrier(spv::Scope::Subgroup, spv::Scope::Subgroup, semantics);
       return;
     case simt::BarrierKind::kNamed:
     case simt::BarrierKind::kNamedArrive:

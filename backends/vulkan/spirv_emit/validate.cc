@@ -1,21 +1,61 @@
 // See validate.h.
 #include "backends/vulkan/spirv_emit/validate.h"
 
-#include "absl/strings/str_cat.h"
-#include "ir/status.h"
-
 #ifdef TILERT_VALIDATE_SPIRV
 #include <spirv-tools/libspirv.h>
+
+#include <cstring>
 #endif
+
+#include "absl/strings/str_cat.h"
+#include "backends/vulkan/spirv/cooperative_matrix.h"
+#include "ir/status.h"
 
 namespace tilert::vulkan {
 
 #ifdef TILERT_VALIDATE_SPIRV
 
+namespace {
+
+// Whether `words` (a module) has an OpCapability `capability` among its first instructions.
+bool declares_capability(std::span<const uint32_t> words, spv::Capability capability) {
+  constexpr size_t kHeaderWords = 5;
+  for (size_t at = kHeaderWords; at < words.size();) {
+    uint32_t count = words[at] >> 16;
+    auto op = static_cast<spv::Op>(words[at] & 0xffff);
+    if (count == 0 || op != spv::Op::OpCapability) return false;  // capabilities come first
+    if (at + 1 < words.size() && words[at + 1] == static_cast<uint32_t>(capability)) return true;
+    at += count;
+  }
+  return false;
+}
+
+}  // namespace
+
 bool validates_emitted_spirv() { return true; }
+
+// Asks the assembler: a SPIRV-Tools without the extension does not know the capability's name.
+bool validates_cooperative_matrix() {
+  static const bool known = [] {
+    const char text[] = "OpCapability CooperativeMatrixKHR\n";
+    spv_context context = spvContextCreate(SPV_ENV_VULKAN_1_3);
+    spv_binary binary = nullptr;
+    spv_diagnostic diagnostic = nullptr;
+    bool ok = spvTextToBinary(context, text, std::strlen(text), &binary, &diagnostic) == SPV_SUCCESS;
+    spvBinaryDestroy(binary);
+    spvDiagnosticDestroy(diagnostic);
+    spvContextDestroy(context);
+    return ok;
+  }();
+  return known;
+}
 
 absl::Status validate_emitted_spirv(std::string_view kernel_name, std::span<const uint32_t> words,
                                     uint32_t spirv_version) {
+  if (!validates_cooperative_matrix() &&
+      declares_capability(words, spirv::cooperative_matrix::kCapability)) {
+    return absl::OkStatus();
+  }
   spv_target_env env = spirv_version >= 0x00010600 ? SPV_ENV_VULKAN_1_3 : SPV_ENV_VULKAN_1_2;
   spv_context context = spvContextCreate(env);
   spv_const_binary_t binary{words.data(), words.size()};
@@ -36,6 +76,7 @@ absl::Status validate_emitted_spirv(std::string_view kernel_name, std::span<cons
 #else
 
 bool validates_emitted_spirv() { return false; }
+bool validates_cooperative_matrix() { return false; }
 
 absl::Status validate_emitted_spirv(std::string_view, std::span<const uint32_t>, uint32_t) {
   return absl::OkStatus();

@@ -51,7 +51,15 @@ TEST_CASE("features are listed in a fixed order, only when present") {
   info.shader_float16 = info.shader_int8 = info.cooperative_matrix = true;
   info.subgroup_size_control = true;
   CHECK(info.features_string() ==
-        "subgroup 32, shared 48 KB, fp16, int8, coopmat, subgroup-size-control");
+        "subgroup 32, shared 48 KB, fp16, int8, cooperative-matrix (no 16x16x16 f16 shape), "
+        "subgroup-size-control");
+  info.cooperative_matrix_16x16x16_f16 = true;
+  CHECK(info.features_string() ==
+        "subgroup 32, shared 48 KB, fp16, int8, cooperative-matrix 16x16x16 f16, subgroup-size-control");
+  info.cooperative_matrix_16x16x16_bf16 = true;
+  CHECK(info.features_string() ==
+        "subgroup 32, shared 48 KB, fp16, int8, cooperative-matrix 16x16x16 f16 bf16, "
+        "subgroup-size-control");
   info.api_version = VK_MAKE_API_VERSION(0, 1, 3, 238);
   CHECK(info.api_version_string() == "1.3.238");
 }

@@ -1,12 +1,18 @@
 #include "tests/backends/vulkan/spirv_emit_util.h"
 
 #include <spirv-tools/libspirv.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <set>
 
 #include "backends/vulkan/memory.h"
+#include "absl/strings/str_cat.h"
 #include "backends/vulkan/pipeline.h"
+#include "backends/vulkan/spirv/cooperative_matrix.h"
 #include "ir/status.h"
 
 namespace tilert::vulkan::testing {
@@ -35,12 +41,92 @@ std::string validation_error(const std::vector<uint32_t>& words, uint32_t spirv_
   return error;
 }
 
+bool linked_validator_knows_cooperative_matrix() {
+  static const bool known = [] {
+    const char text[] = "OpCapability CooperativeMatrixKHR\n";
+    spv_context context = spvContextCreate(SPV_ENV_VULKAN_1_3);
+    spv_binary binary = nullptr;
+    spv_diagnostic diagnostic = nullptr;
+    bool ok = spvTextToBinary(context, text, std::strlen(text), &binary, &diagnostic) == SPV_SUCCESS;
+    spvBinaryDestroy(binary);
+    spvDiagnosticDestroy(diagnostic);
+    spvContextDestroy(context);
+    return ok;
+  }();
+  return known;
+}
+
+namespace {
+
+bool uses_cooperative_matrix(const std::vector<uint32_t>& words) {
+  for (size_t at = 5; at < words.size() && (words[at] >> 16) != 0; at += words[at] >> 16) {
+    if (static_cast<spv::Op>(words[at] & 0xffff) != spv::Op::OpCapability) return false;
+    if (at + 1 < words.size() &&
+        words[at + 1] == static_cast<uint32_t>(spirv::cooperative_matrix::kCapability)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Runs the spirv-val program `program` on `words`; its output when it rejects them.
+Verdict external_validation(const std::string& program, const std::vector<uint32_t>& words,
+                            uint32_t spirv_version) {
+  Verdict v;
+  v.validator = program;
+  char path[] = "/tmp/tilert_spirv_XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) {
+    v.validator = absl::StrCat("none (cannot create a temporary file for ", program, ")");
+    return v;
+  }
+  size_t bytes = words.size() * sizeof(uint32_t);
+  bool written = write(fd, words.data(), bytes) == static_cast<ssize_t>(bytes);
+  close(fd);
+  if (written) {
+    std::string command = absl::StrCat("'", program, "' --target-env ",
+                                       spirv_version >= 0x00010600 ? "vulkan1.3" : "vulkan1.2", " ",
+                                       path, " 2>&1");
+    if (FILE* pipe = popen(command.c_str(), "r")) {
+      std::string output;
+      char buffer[512];
+      while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+      int status = pclose(pipe);
+      v.checked = true;
+      if (status != 0) v.error = output.empty() ? absl::StrCat(program, " failed") : output;
+    }
+  }
+  unlink(path);
+  if (!v.checked) v.validator = absl::StrCat("none (could not run ", program, ")");
+  return v;
+}
+
+}  // namespace
+
+Verdict validate(const std::vector<uint32_t>& words, uint32_t spirv_version) {
+  if (!uses_cooperative_matrix(words) || linked_validator_knows_cooperative_matrix()) {
+    return Verdict{true, validation_error(words, spirv_version), "linked SPIRV-Tools"};
+  }
+  if (const char* program = std::getenv("TILERT_SPIRV_VAL"); program != nullptr && *program != 0) {
+    return external_validation(program, words, spirv_version);
+  }
+  return Verdict{false, "",
+                 "none: the linked SPIRV-Tools predates SPV_KHR_cooperative_matrix and "
+                 "TILERT_SPIRV_VAL names no newer spirv-val"};
+}
+
 std::vector<uint32_t> emit_valid(const simt::Function& f, const SpirvOptions& options) {
   absl::StatusOr<std::vector<uint32_t>> words = emit_spirv(f, options);
   REQUIRE_MESSAGE(words.ok(), std::string(words.status().message()));
-  std::string error = validation_error(*words, options.spirv_version);
+  Verdict verdict = validate(*words, options.spirv_version);
+  if (!verdict.checked) {
+    static std::set<std::string> reported;  // once per kernel name: the reason is always the same
+    if (reported.insert(f.name).second) MESSAGE("kernel ", f.name, " not validated: ", verdict.validator);
+    return *words;
+  }
   INFO(simt::print(f));
-  REQUIRE_MESSAGE(error.empty(), error);
+  INFO("validator: ", verdict.validator);
+  REQUIRE_MESSAGE(verdict.error.empty(), verdict.error);
   return *words;
 }
 
@@ -100,6 +186,83 @@ simt::Expr global_index(int32_t threads) {
                       Expr::binary(BinaryOp::kMul, Expr::builtin(simt::Builtin::kWorkgroupIdX),
                                    Expr::int_const(threads)),
                       Expr::builtin(simt::Builtin::kLocalId));
+}
+
+simt::Stmt matrix_fill(uint32_t matrix, simt::Expr value) {
+  simt::Stmt s;
+  s.kind = simt::StmtKind::kMatrixFill;
+  s.id = matrix;
+  s.operands = {std::move(value)};
+  return s;
+}
+
+simt::Stmt matrix_load(uint32_t matrix, uint32_t shared_array, simt::Expr offset, simt::Expr stride) {
+  simt::Stmt s;
+  s.kind = simt::StmtKind::kMatrixLoad;
+  s.id = matrix;
+  s.space = simt::Space::kShared;
+  s.array = shared_array;
+  s.operands = {std::move(offset), std::move(stride)};
+  return s;
+}
+
+simt::Stmt matrix_store(uint32_t matrix, uint32_t shared_array, simt::Expr offset, simt::Expr stride) {
+  simt::Stmt s = matrix_load(matrix, shared_array, std::move(offset), std::move(stride));
+  s.kind = simt::StmtKind::kMatrixStore;
+  return s;
+}
+
+simt::Stmt matrix_mul_add(uint32_t c, uint32_t a, uint32_t b) {
+  simt::Stmt s;
+  s.kind = simt::StmtKind::kMatrixMulAdd;
+  s.id = c;
+  s.a = a;
+  s.b = b;
+  return s;
+}
+
+simt::Function matrix_product_function(int32_t threads) {
+  using simt::Expr;
+  using simt::Space;
+  simt::Function f;
+  f.name = "matrix_product";
+  f.threads = threads;
+  f.params = {array_param("a", DType::kF16), array_param("b", DType::kF16),
+              array_param("c", DType::kF32, true)};
+  f.shared = {{"a_sh", DType::kF16, 16 * 32}, {"b_sh", DType::kF16, 16 * 16},
+              {"c_sh", DType::kF32, 16 * 20}};
+  f.variables = {{"i", DType::kI32, 0}};
+  f.matrices = {{"ma", simt::MatrixUse::kA, DType::kF16, 16, 16},
+                {"mb", simt::MatrixUse::kB, DType::kF16, 16, 16},
+                {"acc", simt::MatrixUse::kAccumulator, DType::kF32, 16, 16}};
+  Expr i = Expr::var(0, DType::kI32);
+  Expr lid = Expr::builtin(simt::Builtin::kLocalId);
+  auto c = [](int64_t v) { return Expr::int_const(v); };
+  auto strided = [&](int64_t count, simt::Body body) {
+    return for_loop(0, lid, c(count), c(threads), std::move(body));
+  };
+  Expr row = Expr::binary(BinaryOp::kDiv, i, c(16)), column = Expr::binary(BinaryOp::kMod, i, c(16));
+  Expr c_index = Expr::binary(BinaryOp::kAdd, c(4),
+                              Expr::binary(BinaryOp::kAdd, Expr::binary(BinaryOp::kMul, row, c(20)), column));
+  f.body = {
+      strided(16 * 32, {store(Space::kShared, 0, i, Expr::load(Space::kGlobal, 0, DType::kF16, i))}),
+      strided(16 * 16, {store(Space::kShared, 1, i, Expr::load(Space::kGlobal, 1, DType::kF16, i))}),
+      barrier(simt::BarrierKind::kWorkgroup),
+      matrix_fill(2, Expr::float_const(0.5)),
+      matrix_load(0, 0, c(16), c(32)),
+      matrix_load(1, 1, c(0), c(16)),
+      matrix_mul_add(2, 0, 1),
+      matrix_store(2, 2, c(4), c(20)),
+      barrier(simt::BarrierKind::kWorkgroup),
+      strided(16 * 16, {store(Space::kGlobal, 2, i, Expr::load(Space::kShared, 2, DType::kF32, c_index))}),
+  };
+  return f;
+}
+
+SpirvOptions with_cooperative_matrix(SpirvOptions base) {
+  base.float16_arithmetic = true;
+  base.cooperative_matrix = true;
+  return base;
 }
 
 absl::Status run_function(std::shared_ptr<Device> device, const simt::Function& f,

@@ -25,7 +25,23 @@ SpirvOptions full_options();
 // the validator's message.
 std::string validation_error(const std::vector<uint32_t>& words, uint32_t spirv_version);
 
-// Emits `f` with `options`, REQUIREs success and a valid module, and returns the words.
+// Whether the linked SPIRV-Tools knows SPV_KHR_cooperative_matrix (2023.3 and newer; Debian
+// 12's 2023.1 does not) and so can validate modules that use it.
+bool linked_validator_knows_cooperative_matrix();
+
+// What a validator said about a module. A module that uses SPV_KHR_cooperative_matrix goes to the
+// linked SPIRV-Tools when it knows the extension, else to the spirv-val program named by the
+// environment variable TILERT_SPIRV_VAL; with neither, `checked` is false and `validator` says
+// why. Other modules always go to the linked SPIRV-Tools.
+struct Verdict {
+  bool checked = false;
+  std::string error;      // "" when valid
+  std::string validator;  // which one judged, or why none did
+};
+Verdict validate(const std::vector<uint32_t>& words, uint32_t spirv_version);
+
+// Emits `f` with `options`, REQUIREs success and a valid module (or, for a cooperative-matrix
+// module no validator here can judge, prints that it went unvalidated), and returns the words.
 std::vector<uint32_t> emit_valid(const simt::Function& f, const SpirvOptions& options);
 
 // Function builders.
@@ -39,6 +55,20 @@ simt::Stmt for_loop(uint32_t variable, simt::Expr begin, simt::Expr end, simt::E
 simt::Stmt barrier(simt::BarrierKind kind);
 // global_index = workgroup_id.x * threads + local_id
 simt::Expr global_index(int32_t threads);
+
+// Matrix statements.
+simt::Stmt matrix_fill(uint32_t matrix, simt::Expr value);
+simt::Stmt matrix_load(uint32_t matrix, uint32_t shared_array, simt::Expr offset, simt::Expr stride);
+simt::Stmt matrix_store(uint32_t matrix, uint32_t shared_array, simt::Expr offset, simt::Expr stride);
+simt::Stmt matrix_mul_add(uint32_t c, uint32_t a, uint32_t b);
+
+// c = 0.5 + a[:, 16:32] * b with every matrix statement, run by `threads` invocations (one
+// subgroup): a is f16 16x32, b f16 16x16, c f32 16x16, row-major. The product goes through
+// shared memory with offsets and strides other than 0 and 16: a_sh = a (offset 16, stride 32),
+// b_sh = b (offset 0, stride 16), c_sh is 16x20 f32 with the matrix at offset 4, stride 20.
+simt::Function matrix_product_function(int32_t threads);
+// SpirvOptions for matrix functions: `base` with cooperative_matrix and float16_arithmetic.
+SpirvOptions with_cooperative_matrix(SpirvOptions base);
 
 // The bytes of one array argument, uploaded before and downloaded after a run.
 using Bytes = std::vector<uint8_t>;

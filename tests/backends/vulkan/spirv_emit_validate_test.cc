@@ -185,6 +185,39 @@ TEST_CASE("every kind of expression and statement validates under every feature 
   CHECK(emitted == 256);
 }
 
+// A function with matrices is emitted under the Vulkan memory model: shared and global accesses
+// become NonPrivatePointer, barriers make memory available and visible, global atomics take
+// QueueFamily scope. The kitchen sink with a matrix product in front exercises all of it.
+TEST_CASE("every kind of statement validates under the Vulkan memory model of matrix functions") {
+  int emitted = 0;
+  for (uint32_t bits = 0; bits < (1u << 4); ++bits) {
+    for (uint32_t version : {0x00010500u, 0x00010600u}) {
+      SpirvOptions o = with_cooperative_matrix(minimal_options());
+      o.spirv_version = version;
+      o.int8_arithmetic = o.subgroup_arithmetic = o.shader_clock = bits & 1;
+      o.storage_16bit = bits & 2;
+      o.storage_8bit = bits & 4;
+      o.float_atomic_add = bits & 8;
+      CAPTURE(bits);
+      CAPTURE(version);
+      simt::Function f = kitchen_sink(o.subgroup_arithmetic, o.shader_clock);
+      simt::Function product = matrix_product_function(64);
+      const uint32_t first_shared = static_cast<uint32_t>(f.shared.size());
+      for (const simt::SharedArray& a : product.shared) f.shared.push_back(a);
+      f.matrices = product.matrices;
+      simt::Body matrix_part = {matrix_fill(2, Expr::float_const(0.0)),
+                                matrix_load(0, first_shared, Expr::int_const(16), Expr::int_const(32)),
+                                matrix_load(1, first_shared + 1, Expr::int_const(0), Expr::int_const(16)),
+                                matrix_mul_add(2, 0, 1),
+                                matrix_store(2, first_shared + 2, Expr::int_const(4), Expr::int_const(20))};
+      f.body.insert(f.body.begin(), matrix_part.begin(), matrix_part.end());
+      emit_valid(f, o);
+      ++emitted;
+    }
+  }
+  CHECK(emitted == 32);
+}
+
 TEST_CASE("what the options or Vulkan cannot express is Unimplemented, naming the kernel") {
   absl::StatusOr<std::vector<uint32_t>> words = emit_spirv(kitchen_sink(true, false), minimal_options());
   REQUIRE(absl::IsUnimplemented(words.status()));

@@ -50,5 +50,50 @@ TEST_CASE("a bare Vulkan 1.2 device keeps the guaranteed description and no opti
   CHECK_FALSE(o.subgroup_arithmetic);
 }
 
+// A device as an NVIDIA driver describes itself: VK_KHR_cooperative_matrix with the 16x16x16
+// f16 shape, shaderFloat16 and vulkanMemoryModel.
+PhysicalDeviceInfo cooperative_matrix_device() {
+  PhysicalDeviceInfo info;
+  info.api_version = VK_API_VERSION_1_3;
+  info.subgroup_size = 32;
+  info.shader_float16 = info.vulkan_memory_model = true;
+  info.cooperative_matrix = info.cooperative_matrix_16x16x16_f16 = true;
+  return info;
+}
+
+TEST_CASE("a 16x16x16 f16 cooperative matrix becomes the target's matrix shape and option") {
+  lowering::TargetDescription target = target_for_device(cooperative_matrix_device());
+  REQUIRE(target.matrix_shapes.size() == 1);
+  const lowering::MatrixShape& shape = target.matrix_shapes.front();
+  CHECK(shape.instruction == "OpCooperativeMatrixMulAddKHR");
+  CHECK((shape.m == 16 && shape.n == 16 && shape.k == 16));
+  CHECK(shape.supports_n(16));
+  CHECK_FALSE(shape.supports_n(32));
+  CHECK(shape.input == DType::kF16);
+  CHECK(shape.accumulator == DType::kF32);
+  CHECK(target.subgroup_sizes == std::vector<int>{32});
+  SpirvOptions o = spirv_options_for_device(cooperative_matrix_device());
+  CHECK(o.cooperative_matrix);
+  CHECK(o.float16_arithmetic);
+}
+
+TEST_CASE("cooperative matrices are not used without every piece they need") {
+  auto without = [](auto change) {
+    PhysicalDeviceInfo info = cooperative_matrix_device();
+    change(info);
+    CHECK(target_for_device(info).matrix_shapes.empty());
+    CHECK_FALSE(spirv_options_for_device(info).cooperative_matrix);
+  };
+  without([](PhysicalDeviceInfo& i) { i.cooperative_matrix_16x16x16_f16 = false; });
+  without([](PhysicalDeviceInfo& i) { i.cooperative_matrix = false; });
+  without([](PhysicalDeviceInfo& i) { i.shader_float16 = false; });
+  without([](PhysicalDeviceInfo& i) { i.vulkan_memory_model = false; });
+  // bf16 shapes are recorded but not offered: the emitter does not emit SPV_KHR_bfloat16.
+  without([](PhysicalDeviceInfo& i) {
+    i.cooperative_matrix_16x16x16_f16 = false;
+    i.cooperative_matrix_16x16x16_bf16 = true;
+  });
+}
+
 }  // namespace
 }  // namespace tilert::vulkan

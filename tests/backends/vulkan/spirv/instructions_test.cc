@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "backends/vulkan/spirv/cooperative_matrix.h"
+
 #include <string>
 
 namespace tilert::spirv {
@@ -63,6 +65,33 @@ TEST_CASE("spirv instructions: decode_ids finds every id and checks the operand 
       decode_ids(*instruction_info(spv::Op::OpExtension), std::vector<uint32_t>{0x41414141});
   REQUIRE(!unterminated.ok());
   CHECK(std::string(unterminated.status().message()).find("nul") != std::string::npos);
+}
+
+TEST_CASE("spirv instructions: cooperative-matrix rows take their optional stride and operands") {
+  namespace coop = cooperative_matrix;
+  const InstructionInfo* type = instruction_info(coop::kOpTypeCooperativeMatrix);
+  REQUIRE(type != nullptr);
+  CHECK(type->name == "OpTypeCooperativeMatrixKHR");
+  CHECK(type->result == ResultForm::kResult);
+  CHECK(instruction_header(coop::kOpMulAdd, 6) == ((6u << 16) | 4459u));
+
+  // %r = OpCooperativeMatrixLoadKHR %type %pointer %layout [%stride [NonPrivatePointer]]
+  const InstructionInfo& load = *instruction_info(coop::kOpLoad);
+  absl::StatusOr<OperandIds> ids = decode_ids(load, std::vector<uint32_t>{2, 10, 3, 4});
+  REQUIRE(ids.ok());
+  CHECK(ids->used == std::vector<Id>{2, 3, 4});
+  ids = decode_ids(load, std::vector<uint32_t>{2, 10, 3, 4, 5, 0x20});
+  REQUIRE(ids.ok());
+  CHECK(ids->used == std::vector<Id>{2, 3, 4, 5});
+  CHECK_FALSE(decode_ids(load, std::vector<uint32_t>{2, 10, 3}).ok());
+
+  // OpCooperativeMatrixStoreKHR %pointer %object %layout [%stride [...]]: no result.
+  const InstructionInfo& store = *instruction_info(coop::kOpStore);
+  CHECK(store.result == ResultForm::kNone);
+  ids = decode_ids(store, std::vector<uint32_t>{3, 7, 4, 5});
+  REQUIRE(ids.ok());
+  CHECK(ids->used == std::vector<Id>{3, 7, 4, 5});
+  CHECK(ids->result == 0);
 }
 
 }  // namespace

@@ -1,0 +1,169 @@
+// Matrix statements in the SPIR-V emitter (spirv_emit/matrices.cc): with cooperative_matrix the
+// module uses SPV_KHR_cooperative_matrix under the Vulkan memory model and validates for Vulkan
+// 1.2 and 1.3 (where a validator here knows the extension; the instructions are checked word by
+// word either way); without it, and for bf16 or malformed statements, the error names the kernel
+// and the reason.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/spirv/cooperative_matrix.h"
+#include "tests/backends/vulkan/spirv_emit_util.h"
+
+namespace tilert::vulkan {
+namespace {
+
+namespace coop = spirv::cooperative_matrix;
+using simt::Expr;
+using simt::MatrixUse;
+using simt::Space;
+using namespace testing;
+
+// Every instruction of `words` with opcode `op`: its words after the opcode word.
+std::vector<std::vector<uint32_t>> instructions(const std::vector<uint32_t>& words, spv::Op op) {
+  std::vector<std::vector<uint32_t>> found;
+  for (size_t at = 5; at < words.size();) {
+    uint32_t count = words[at] >> 16;
+    REQUIRE(count > 0);
+    REQUIRE(at + count <= words.size());
+    if ((words[at] & 0xffff) == static_cast<uint32_t>(op)) {
+      found.emplace_back(words.begin() + static_cast<ptrdiff_t>(at) + 1,
+                         words.begin() + static_cast<ptrdiff_t>(at + count));
+    }
+    at += count;
+  }
+  return found;
+}
+
+bool has_capability(const std::vector<uint32_t>& words, spv::Capability capability) {
+  for (const auto& operands : instructions(words, spv::Op::OpCapability)) {
+    if (operands.at(0) == static_cast<uint32_t>(capability)) return true;
+  }
+  return false;
+}
+
+absl::Status emit_error(const simt::Function& f, const SpirvOptions& o) {
+  absl::StatusOr<std::vector<uint32_t>> words = emit_spirv(f, o);
+  return words.status();
+}
+
+bool contains(const absl::Status& s, std::string_view text) {
+  return std::string(s.message()).find(text) != std::string::npos;
+}
+
+TEST_CASE("matrix statements validate for Vulkan 1.2 and 1.3 with cooperative matrices") {
+  simt::Function f = matrix_product_function(32);
+  for (SpirvOptions base : {minimal_options(), full_options()}) {
+    SpirvOptions o = with_cooperative_matrix(base);
+    CAPTURE(o.spirv_version);
+    std::vector<uint32_t> words = emit_valid(f, o);
+    CHECK(has_capability(words, coop::kCapability));
+    CHECK(has_capability(words, spv::Capability::VulkanMemoryModel));
+    CHECK(has_capability(words, spv::Capability::Float16));
+    auto model = instructions(words, spv::Op::OpMemoryModel);
+    REQUIRE(model.size() == 1);
+    CHECK(model[0][1] == static_cast<uint32_t>(spv::MemoryModel::Vulkan));
+
+    // Three matrix types: f16 A and B, f32 accumulator, all 16x16 with Subgroup scope.
+    auto types = instructions(words, coop::kOpTypeCooperativeMatrix);
+    CHECK(types.size() == 3);
+    auto loads = instructions(words, coop::kOpLoad);
+    auto stores = instructions(words, coop::kOpStore);
+    auto products = instructions(words, coop::kOpMulAdd);
+    REQUIRE(loads.size() == 2);
+    REQUIRE(stores.size() == 1);
+    CHECK(products.size() == 1);
+    // Result type, result, pointer, layout, stride, NonPrivatePointer (shared memory under the
+    // Vulkan memory model); a store: pointer, object, layout, stride, NonPrivatePointer.
+    const uint32_t non_private = static_cast<uint32_t>(spv::MemoryAccessMask::NonPrivatePointer);
+    CHECK(loads[0].size() == 6);
+    CHECK(loads[0][5] == non_private);
+    CHECK(stores[0].size() == 5);
+    CHECK(stores[0][4] == non_private);
+    // The fill is one OpCompositeConstruct with one constituent.
+    bool fill = false;
+    for (const auto& c : instructions(words, spv::Op::OpCompositeConstruct)) fill |= c.size() == 3;
+    CHECK(fill);
+    // Barriers make their storage classes available and visible under the Vulkan memory model.
+    CHECK(instructions(words, spv::Op::OpControlBarrier).size() == 2);
+  }
+}
+
+TEST_CASE("without cooperative matrices, matrix statements are Unimplemented naming the kernel") {
+  absl::Status s = emit_error(matrix_product_function(32), full_options());
+  CHECK(absl::IsUnimplemented(s));
+  CHECK(contains(s, "kernel matrix_product"));
+  CHECK(contains(s, "VK_KHR_cooperative_matrix"));
+
+  // A matrix statement in a function that declares no matrix.
+  simt::Function bare;
+  bare.name = "bare";
+  bare.threads = 32;
+  bare.body = {matrix_mul_add(0, 1, 2)};
+  s = emit_error(bare, full_options());
+  CHECK(absl::IsUnimplemented(s));
+  CHECK(contains(s, "kernel bare: matrix_mul_add"));
+}
+
+TEST_CASE("bf16 matrices are Unimplemented: SPV_KHR_bfloat16 is not emitted") {
+  simt::Function f = matrix_product_function(32);
+  f.matrices[0].type = f.matrices[1].type = DType::kBF16;
+  f.shared[0].type = f.shared[1].type = DType::kBF16;
+  absl::Status s = emit_error(f, with_cooperative_matrix(full_options()));
+  CHECK(absl::IsUnimplemented(s));
+  CHECK(contains(s, "kernel matrix_product: matrix ma: bf16"));
+  CHECK(contains(s, "SPV_KHR_bfloat16"));
+}
+
+TEST_CASE("malformed matrix statements are InvalidArgument naming the statement") {
+  const SpirvOptions o = with_cooperative_matrix(full_options());
+  auto with_statement = [](simt::Stmt s) {
+    simt::Function f = matrix_product_function(32);
+    f.body = {std::move(s)};
+    return f;
+  };
+  absl::Status s = emit_error(with_statement(matrix_load(2, 0, Expr::int_const(0), Expr::int_const(32))), o);
+  CHECK(absl::IsInvalidArgument(s));
+  CHECK(contains(s, "matrix_load: matrix acc has use accumulator, expected A or B"));
+
+  s = emit_error(with_statement(matrix_mul_add(2, 1, 0)), o);
+  CHECK(absl::IsInvalidArgument(s));
+  CHECK(contains(s, "matrix_mul_add: matrix mb has use B, expected A"));
+
+  s = emit_error(with_statement(matrix_fill(7, Expr::float_const(0))), o);
+  CHECK(absl::IsInvalidArgument(s));
+  CHECK(contains(s, "matrix_fill: no matrix with index 7"));
+
+  s = emit_error(with_statement(matrix_store(2, 0, Expr::int_const(0), Expr::int_const(16))), o);
+  CHECK(absl::IsInvalidArgument(s));
+  CHECK(contains(s, "matrix_store of matrix acc (f32) through shared array a_sh of f16"));
+
+  simt::Stmt no_stride = matrix_load(0, 0, Expr::int_const(0), Expr::int_const(32));
+  no_stride.operands.pop_back();
+  s = emit_error(with_statement(no_stride), o);
+  CHECK(absl::IsInvalidArgument(s));
+  CHECK(contains(s, "matrix_load has 1 operands, expected 2"));
+
+  // f16 shared arrays are 16-bit only with float16 arithmetic; widened ones cannot feed a matrix.
+  SpirvOptions widened = o;
+  widened.float16_arithmetic = false;
+  s = emit_error(matrix_product_function(32), widened);
+  CHECK(absl::IsInvalidArgument(s));
+  CHECK(contains(s, "widened to 32 bits"));
+
+  // Only 16x16 matrices, and only f16 A / B and f32 accumulators.
+  simt::Function f = matrix_product_function(32);
+  f.matrices[2].rows = 8;
+  s = emit_error(f, o);
+  CHECK(absl::IsUnimplemented(s));
+  CHECK(contains(s, "matrix acc is 8x16"));
+  f = matrix_product_function(32);
+  f.matrices[2].type = DType::kF16;
+  s = emit_error(f, o);
+  CHECK(absl::IsInvalidArgument(s));
+  CHECK(contains(s, "matrix acc: accumulator matrix of f16"));
+}
+
+}  // namespace
+}  // namespace tilert::vulkan
