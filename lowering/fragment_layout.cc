@@ -1,5 +1,9 @@
 #include "lowering/fragment_layout.h"
 
+#include <set>
+
+#include "lowering/matrix_plan.h"
+
 namespace tilert::lowering {
 namespace {
 
@@ -11,13 +15,17 @@ std::vector<int64_t> constant_shape(const Symbol& s) {
 
 class LayoutInference {
  public:
-  explicit LayoutInference(const Kernel& k) : k_(k) {
+  LayoutInference(const Kernel& k, const TargetDescription& target) : k_(k), target_(target) {
     for (SymbolId id = 0; id < k.symbols.size(); ++id)
       if (k.symbols[id].kind == SymbolKind::kFragment) out_.by_symbol[id] = FragmentLayout::kDistributed;
   }
 
   FragmentLayouts run() {
     walk(k_.body);
+    for (SymbolId id : gemm_accumulators_) {
+      if (!not_matrix_.contains(id)) out_.by_symbol[id] = FragmentLayout::kMatrix;
+      else out_.matrix_plans.erase(id);
+    }
     return out_;
   }
 
@@ -37,7 +45,70 @@ class LayoutInference {
     }
   }
 
+  // Matrix accumulators: every mention of a fragment other than as a planned gemm's accumulator,
+  // a whole fill's destination or a whole copy's source (to a non-fragment) rules it out.
+  void matrix_uses(const Stmt& s) {
+    if (const auto* g = s.as<GemmOp>()) {
+      not_matrix(g->a.buffer);
+      not_matrix(g->b.buffer);
+      if (is_fragment(g->c.buffer)) {
+        gemm_accumulators_.insert(g->c.buffer);
+        if (std::optional<MatrixGemmPlan> plan = plan_matrix_gemm(k_, *g, target_).plan)
+          out_.matrix_plans.emplace(g->c.buffer, *plan);
+        else
+          not_matrix(g->c.buffer);
+      }
+      region_exprs(g->a);
+      region_exprs(g->b);
+      region_exprs(g->c);
+    } else if (const auto* f = s.as<FillOp>()) {
+      if (!covers_whole(f->dst)) not_matrix(f->dst.buffer);
+      region_exprs(f->dst);
+      exprs(f->value);
+    } else if (const auto* c = s.as<CopyOp>()) {
+      if (!covers_whole(c->src) || is_fragment(c->dst.buffer)) not_matrix(c->src.buffer);
+      not_matrix(c->dst.buffer);
+      region_exprs(c->src);
+      region_exprs(c->dst);
+    } else {
+      // Any other statement mentioning a fragment (its regions, loads, targets) rules it out.
+      visit_mentions(s);
+    }
+  }
+
+  void visit_mentions(const Stmt& s) {
+    if (const auto* c = s.as<CopyAsyncOp>()) { not_matrix(c->src.buffer); not_matrix(c->dst.buffer); }
+    if (const auto* r = s.as<ReduceOp>()) { not_matrix(r->src.buffer); not_matrix(r->dst.buffer); }
+    if (const auto* a = s.as<AssignOp>()) { not_matrix(a->target); exprs(a->value); for (const Expr& e : a->indices) exprs(e); }
+    if (const auto* a = s.as<AtomicAddOp>()) { not_matrix(a->target); exprs(a->value); }
+    if (const auto* i = s.as<IfOp>()) exprs(i->condition);
+    if (const auto* f = s.as<ForOp>()) { exprs(f->begin); exprs(f->end); }
+    if (const auto* p = s.as<ParallelOp>())
+      visit_stmts(p->body, [&](const Stmt& b) { visit_mentions(b); });
+  }
+
+  void region_exprs(const Region& r) {
+    for (const Range& range : r.ranges) exprs(range.start);
+  }
+  void exprs(const Expr& e) {
+    if (e.kind == ExprKind::kLoad) not_matrix(e.symbol);
+    for (const Expr& a : e.args) exprs(a);
+  }
+  void not_matrix(SymbolId id) {
+    if (is_fragment(id)) not_matrix_.insert(id);
+  }
+  bool covers_whole(const Region& r) const {
+    const Symbol& sym = k_.symbol(r.buffer);
+    for (size_t d = 0; d < r.ranges.size(); ++d) {
+      std::optional<int64_t> start = const_int_value(r.ranges[d].start);
+      std::optional<int64_t> extent = d < sym.shape.size() ? const_int_value(sym.shape[d]) : std::nullopt;
+      if (r.ranges[d].index || !start || *start != 0 || !extent || r.ranges[d].extent != *extent) return false;
+    }
+    return true;
+  }
+
   void visit(const Stmt& s) {
+    matrix_uses(s);
     if (const auto* p = s.as<ParallelOp>()) {
       for (const Stmt& b : p->body) visit_parallel_stmt(*p, b);
     } else if (const auto* c = s.as<CopyOp>()) {
@@ -74,7 +145,9 @@ class LayoutInference {
   }
 
   const Kernel& k_;
+  const TargetDescription& target_;
   FragmentLayouts out_;
+  std::set<SymbolId> gemm_accumulators_, not_matrix_;
 };
 
 }  // namespace
@@ -96,6 +169,8 @@ bool owner_local(const ParallelOp& op, const std::vector<Expr>& indices,
   return true;
 }
 
-FragmentLayouts infer_fragment_layouts(const Kernel& kernel) { return LayoutInference(kernel).run(); }
+FragmentLayouts infer_fragment_layouts(const Kernel& kernel, const TargetDescription& target) {
+  return LayoutInference(kernel, target).run();
+}
 
 }  // namespace tilert::lowering

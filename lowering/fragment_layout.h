@@ -1,6 +1,8 @@
 // Where fragment tiles live: in registers spread over the block's threads (distributed: element e
-// of the row-major tile on thread e % threads, slot e / threads), or in shared memory when some
-// access needs elements another thread holds. See lowering/README.md, "Fragment layouts".
+// of the row-major tile on thread e % threads, slot e / threads), in matrix registers of the
+// target's matrix unit (matrix: 16x16 tiles held by subgroups, see lowering/matrix_plan.h), or in
+// shared memory when some access needs elements another thread holds. See lowering/README.md,
+// "Fragment layouts".
 #pragma once
 
 #include <cstdint>
@@ -8,13 +10,16 @@
 #include <vector>
 
 #include "ir/kernel.h"
+#include "lowering/matrix_plan.h"
+#include "lowering/target.h"
 
 namespace tilert::lowering {
 
-enum class FragmentLayout : uint8_t { kDistributed, kShared };
+enum class FragmentLayout : uint8_t { kDistributed, kShared, kMatrix };
 
 struct FragmentLayouts {
   std::map<SymbolId, FragmentLayout> by_symbol;
+  std::map<SymbolId, MatrixGemmPlan> matrix_plans;  // of the kMatrix fragments
   FragmentLayout of(SymbolId id) const;
 };
 
@@ -24,9 +29,11 @@ struct FragmentLayouts {
 bool owner_local(const ParallelOp& op, const std::vector<Expr>& indices,
                  const std::vector<int64_t>& frag_shape);
 
-// A fragment is distributed unless a parallel body reads or writes it at a position other than
-// its own iteration's, or it is copied to a fragment of another shape (the destination's owner
-// reads elements the source's owner holds).
-FragmentLayouts infer_fragment_layouts(const Kernel& kernel);
+// A fragment is a matrix accumulator when it is the accumulator of a gemm, every gemm into it has
+// a matrix plan on `target`, and it is otherwise only filled whole and copied whole to something
+// that is not a fragment. Else it is distributed unless a parallel body reads or writes it at a
+// position other than its own iteration's, or it is copied to a fragment of another shape (the
+// destination's owner reads elements the source's owner holds).
+FragmentLayouts infer_fragment_layouts(const Kernel& kernel, const TargetDescription& target);
 
 }  // namespace tilert::lowering

@@ -64,6 +64,7 @@ uint32_t Lowerer::scratch(DType type, int64_t elements) {
 // ---- gemm ----
 
 absl::Status Lowerer::lower_gemm(const Stmt& s, const GemmOp& op) {
+  if (storage_[op.c.buffer].kind == Storage::Kind::kMatrix) return lower_matrix_gemm(s, op);
   ASSIGN_OR_RETURN(std::vector<int64_t> a_shape, shape_of(op.a));
   ASSIGN_OR_RETURN(std::vector<int64_t> b_shape, shape_of(op.b));
   ASSIGN_OR_RETURN(std::vector<int64_t> c_shape, shape_of(op.c));

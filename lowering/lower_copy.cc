@@ -82,6 +82,7 @@ absl::Status Lowerer::for_cyclic(const std::vector<int64_t>& shape,
 absl::Status Lowerer::lower_copy(const Stmt& s, const Region& src, const Region& dst) {
   const Storage& from = storage_[src.buffer];
   const Storage& to = storage_[dst.buffer];
+  if (from.kind == Storage::Kind::kMatrix) return lower_matrix_copy_out(from, dst);
   if (to.kind == Storage::Kind::kDistributed) {
     return for_owned(to, [&](const simt::Expr& slot, const std::vector<simt::Expr>& coords) -> absl::Status {
       simt::Expr v;
@@ -115,6 +116,7 @@ absl::Status Lowerer::lower_copy(const Stmt& s, const Region& src, const Region&
 absl::Status Lowerer::lower_fill(const Stmt&, const FillOp& op) {
   const Storage& to = storage_[op.dst.buffer];
   ASSIGN_OR_RETURN(simt::Expr value, expr(op.value));
+  if (to.kind == Storage::Kind::kMatrix) return lower_matrix_fill(to, std::move(value));
   if (to.kind == Storage::Kind::kDistributed) {
     return for_owned(to, [&](const simt::Expr& slot, const std::vector<simt::Expr>&) {
       assign_at(to.id, slot, value);

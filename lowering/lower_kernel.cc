@@ -157,7 +157,7 @@ absl::StatusOr<simt::Function> Lowerer::run() {
   fn_.threads = kernel_.threads;
   out_ = &fn_.body;
   storage_.resize(kernel_.symbols.size());
-  layouts_ = infer_fragment_layouts(kernel_);
+  layouts_ = infer_fragment_layouts(kernel_, target_);
 
   // Parameters, in signature order, then the status record.
   std::vector<bool> written(kernel_.symbols.size(), false);
@@ -199,8 +199,11 @@ absl::StatusOr<simt::Function> Lowerer::run() {
         st.kind = Storage::Kind::kShared;
         break;
       case SymbolKind::kFragment:
-        st.kind = layouts_.of(id) == FragmentLayout::kDistributed ? Storage::Kind::kDistributed
-                                                                  : Storage::Kind::kShared;
+        switch (layouts_.of(id)) {
+          case FragmentLayout::kDistributed: st.kind = Storage::Kind::kDistributed; break;
+          case FragmentLayout::kShared: st.kind = Storage::Kind::kShared; break;
+          case FragmentLayout::kMatrix: declare_matrix_accumulator(sym, st, layouts_.matrix_plans.at(id)); break;
+        }
         break;
       case SymbolKind::kLocal:
         st.kind = Storage::Kind::kPrivate;

@@ -4,6 +4,7 @@
 //   lower_expr.cc     tile expressions to SIMT expressions, element addressing
 //   lower_copy.cc     copy, fill and parallel loops
 //   lower_compute.cc  gemm and reductions
+//   lower_matrix.cc   gemm, fill and copy of matrix accumulators (the target's matrix unit)
 //   lower_sync.cc     emulated mbarriers and named barriers, the merged role schedule
 #pragma once
 
@@ -42,11 +43,15 @@ struct Storage {
     kDistributed,   // id: private array of `slots` elements, element e on thread e % threads
     kPrivate,       // id: private variable (scalar: shape empty) or private array
     kMbarrier,      // the emulated state, see MbarrierState
+    kMatrix,        // matrices: 16x16 accumulators per subgroup, laid out by `plan`
   };
   Kind kind = Kind::kNone;
   uint32_t id = 0;
   std::vector<int64_t> shape;  // constant shape (shared, fragments, local arrays)
   int32_t slots = 0;
+  // kMatrix: the subgroup's tiles_m x tiles_n accumulators, row-major (simt matrix ids).
+  std::vector<uint32_t> matrices;
+  MatrixGemmPlan plan;
 };
 
 // Emulated mbarrier array: per barrier, the arrivals still expected in the current phase, the
@@ -144,6 +149,12 @@ class Lowerer {
   // A shared scratch array of `type` with room for `elements`.
   uint32_t scratch(DType type, int64_t elements);
 
+  // ---- lower_matrix.cc ----
+  absl::Status lower_matrix_gemm(const Stmt& s, const GemmOp& op);
+  absl::Status lower_matrix_fill(const Storage& acc, simt::Expr value);
+  absl::Status lower_matrix_copy_out(const Storage& acc, const Region& dst);
+  void declare_matrix_accumulator(const Symbol& sym, Storage& st, const MatrixGemmPlan& plan);
+
   // ---- lower_sync.cc ----
   absl::Status lower_mbarrier_op(const Stmt& s);
   absl::Status lower_named_barrier(const Stmt& s, const NamedBarrierOp& op, const std::string& role);
@@ -166,6 +177,7 @@ class Lowerer {
   BarrierTracker tracker_;
   int64_t scratch_budget_bytes_ = 0;
   std::map<DType, uint32_t> scratch_arrays_;
+  std::optional<uint32_t> matrix_out_;  // per-subgroup staging of accumulators being copied out
   // Parallel-loop context: loop variables bound to SIMT values, the iteration's slot.
   struct ParallelFrame {
     const ParallelOp* op = nullptr;

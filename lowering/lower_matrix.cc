@@ -1,0 +1,160 @@
+// Matrix accumulators (FragmentLayout::kMatrix): the gemm runs on the target's matrix unit. Each
+// subgroup owns a tiles_m x tiles_n block of 16x16 accumulator matrices of the C tile (subgroup
+// g takes block row g / warps_n, block column g % warps_n); per k step of 16 it loads its A row
+// strip and B column strip from shared memory into matrix registers and multiplies. Matrix ids
+// are statement fields, so every loop over tiles is unrolled here; only the k loop is a SIMT loop.
+// Copying an accumulator out goes through a per-subgroup 16x16 f32 staging area in shared memory
+// (the matrix layout is the emitter's), ordered by subgroup barriers only.
+#include "absl/strings/str_cat.h"
+#include "ir/status.h"
+#include "lowering/lowerer.h"
+
+namespace tilert::lowering {
+
+using simt::Space;
+
+namespace {
+
+constexpr int kTile = kMatrixTile;
+constexpr int kTileElements = kTile * kTile;
+
+}  // namespace
+
+void Lowerer::declare_matrix_accumulator(const Symbol& sym, Storage& st, const MatrixGemmPlan& plan) {
+  st.kind = Storage::Kind::kMatrix;
+  st.plan = plan;
+  for (int i = 0; i < plan.tiles_m; ++i)
+    for (int j = 0; j < plan.tiles_n; ++j) {
+      st.matrices.push_back(static_cast<uint32_t>(fn_.matrices.size()));
+      fn_.matrices.push_back({absl::StrCat(sym.name, "_", i, "_", j), simt::MatrixUse::kAccumulator, DType::kF32,
+                              kTile, kTile});
+    }
+}
+
+absl::Status Lowerer::lower_matrix_fill(const Storage& acc, simt::Expr value) {
+  for (uint32_t m : acc.matrices) {
+    simt::Stmt st;
+    st.kind = simt::StmtKind::kMatrixFill;
+    st.id = m;
+    st.operands = {simt::Expr::cast(DType::kF32, value)};
+    emit(std::move(st));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Lowerer::lower_matrix_gemm(const Stmt& s, const GemmOp& op) {
+  const Storage& c = storage_[op.c.buffer];
+  const MatrixGemmPlan& p = c.plan;
+  fn_.uses_subgroup_ops = true;
+  const Storage& a = storage_[op.a.buffer];
+  const Storage& b = storage_[op.b.buffer];
+  if (a.kind != Storage::Kind::kShared || b.kind != Storage::Kind::kShared)
+    return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": matrix gemm at line ", s.loc.line,
+                                            " with operands outside shared memory"));
+  // The operand matrices of this gemm: a strip of A tiles and of B tiles per k step.
+  std::vector<uint32_t> a_tiles, b_tiles;
+  for (int i = 0; i < p.tiles_m; ++i) {
+    a_tiles.push_back(static_cast<uint32_t>(fn_.matrices.size()));
+    fn_.matrices.push_back({absl::StrCat("mma_a", temp_counter_, "_", i), simt::MatrixUse::kA, p.input, kTile, kTile});
+  }
+  for (int j = 0; j < p.tiles_n; ++j) {
+    b_tiles.push_back(static_cast<uint32_t>(fn_.matrices.size()));
+    fn_.matrices.push_back({absl::StrCat("mma_b", temp_counter_, "_", j), simt::MatrixUse::kB, p.input, kTile, kTile});
+  }
+  ++temp_counter_;
+
+  uint32_t sg = new_var("sg", DType::kI32);
+  assign(sg, simt::Expr::builtin(simt::Builtin::kSubgroupId));
+  uint32_t row0 = new_var("sg_row", DType::kI32), col0 = new_var("sg_col", DType::kI32);
+  assign(row0, mul(bin(BinaryOp::kDiv, var(sg), i32(p.warps_n)), i32(int64_t{p.tiles_m} * kTile)));
+  assign(col0, mul(bin(BinaryOp::kMod, var(sg), i32(p.warps_n)), i32(int64_t{p.tiles_n} * kTile)));
+
+  // Flat element offset of region element (row, col) of a shared operand, and its row stride.
+  auto offset = [&](const Region& r, const Storage& st, simt::Expr row, simt::Expr col) -> absl::StatusOr<simt::Expr> {
+    ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(r, {std::move(row), std::move(col)}));
+    return flat_index(at, st.shape);
+  };
+  auto load = [&](uint32_t matrix, const Storage& st, simt::Expr at) {
+    simt::Stmt l;
+    l.kind = simt::StmtKind::kMatrixLoad;
+    l.id = matrix;
+    l.space = Space::kShared;
+    l.array = st.id;
+    l.operands = {std::move(at), i32(st.shape.back())};
+    emit(std::move(l));
+  };
+  // PTX and AMDGCN want constant offsets where they can have them; SPIR-V keeps loops.
+  const bool unroll = target_.api != ApiKind::kSpirv;
+  return for_range("kk", i32(0), i32(p.k_steps), unroll, [&](const simt::Expr& kk) -> absl::Status {
+    simt::Expr k0 = mul(kk, i32(kTile));
+    for (int i = 0; i < p.tiles_m; ++i) {
+      ASSIGN_OR_RETURN(simt::Expr at, offset(op.a, a, add(var(row0), i32(i * kTile)), k0));
+      load(a_tiles[i], a, std::move(at));
+    }
+    for (int j = 0; j < p.tiles_n; ++j) {
+      ASSIGN_OR_RETURN(simt::Expr at, offset(op.b, b, k0, add(var(col0), i32(j * kTile))));
+      load(b_tiles[j], b, std::move(at));
+    }
+    for (int i = 0; i < p.tiles_m; ++i)
+      for (int j = 0; j < p.tiles_n; ++j) {
+        simt::Stmt m;
+        m.kind = simt::StmtKind::kMatrixMulAdd;
+        m.id = c.matrices[i * p.tiles_n + j];
+        m.a = a_tiles[i];
+        m.b = b_tiles[j];
+        emit(std::move(m));
+      }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status Lowerer::lower_matrix_copy_out(const Storage& acc, const Region& dst) {
+  const MatrixGemmPlan& p = acc.plan;
+  fn_.uses_subgroup_ops = true;
+  if (!matrix_out_) {
+    matrix_out_ = static_cast<uint32_t>(fn_.shared.size());
+    fn_.shared.push_back({"matrix_out", DType::kF32, int64_t{kTileElements} * (kernel_.threads / p.subgroup_size)});
+  }
+  const uint32_t staging = *matrix_out_;
+  uint32_t sg = new_var("sg", DType::kI32), base = new_var("sg_stage", DType::kI32);
+  assign(sg, simt::Expr::builtin(simt::Builtin::kSubgroupId));
+  assign(base, mul(var(sg), i32(kTileElements)));
+  uint32_t row0 = new_var("sg_row", DType::kI32), col0 = new_var("sg_col", DType::kI32);
+  assign(row0, mul(bin(BinaryOp::kDiv, var(sg), i32(p.warps_n)), i32(int64_t{p.tiles_m} * kTile)));
+  assign(col0, mul(bin(BinaryOp::kMod, var(sg), i32(p.warps_n)), i32(int64_t{p.tiles_n} * kTile)));
+  auto subgroup_barrier = [&] {
+    simt::Stmt b;
+    b.kind = simt::StmtKind::kBarrier;
+    b.barrier = simt::BarrierKind::kSubgroup;
+    emit(std::move(b));
+  };
+  const bool unroll = target_.api != ApiKind::kSpirv;
+  for (int i = 0; i < p.tiles_m; ++i)
+    for (int j = 0; j < p.tiles_n; ++j) {
+      simt::Stmt st;
+      st.kind = simt::StmtKind::kMatrixStore;
+      st.id = acc.matrices[i * p.tiles_n + j];
+      st.space = Space::kShared;
+      st.array = staging;
+      // The offset as an expression of the subgroup id (not the variable) lets an emitter see
+      // that it is even and store pairs.
+      st.operands = {mul(simt::Expr::builtin(simt::Builtin::kSubgroupId), i32(kTileElements)), i32(kTile)};
+      emit(std::move(st));
+      subgroup_barrier();  // the staged tile is visible to every lane
+      // Lane l moves elements l, l + subgroup, ...: each row of 16 goes out contiguously.
+      RETURN_IF_ERROR(for_range("e", i32(0), i32(kTileElements / p.subgroup_size), unroll,
+                                [&](const simt::Expr& e) -> absl::Status {
+        uint32_t idx = new_var("idx", DType::kI32);
+        assign(idx, add(simt::Expr::builtin(simt::Builtin::kSubgroupLane), mul(e, i32(p.subgroup_size))));
+        simt::Expr r = add(var(row0), add(i32(i * kTile), bin(BinaryOp::kDiv, var(idx), i32(kTile))));
+        simt::Expr col = add(var(col0), add(i32(j * kTile), bin(BinaryOp::kMod, var(idx), i32(kTile))));
+        ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(dst, {r, col}));
+        return write_element(dst.buffer, at,
+                             simt::Expr::load(Space::kShared, staging, DType::kF32, add(var(base), var(idx))));
+      }));
+      subgroup_barrier();  // every lane has read the tile before the next is staged
+    }
+  return absl::OkStatus();
+}
+
+}  // namespace tilert::lowering

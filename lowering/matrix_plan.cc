@@ -1,0 +1,154 @@
+#include "lowering/matrix_plan.h"
+
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "ir/status.h"
+
+namespace tilert::lowering {
+namespace {
+
+bool has_shape(const TargetDescription& target, DType input, bool (*fits)(const MatrixShape&)) {
+  for (const MatrixShape& s : target.matrix_shapes)
+    if (s.input == input && s.accumulator == DType::kF32 && fits(s)) return true;
+  return false;
+}
+
+// Whether `r` covers its tile's trailing two dimensions with every leading dimension an index,
+// the column start a constant multiple of 8 and rows 8-element aligned (ldmatrix and cooperative
+// matrix loads want 16-byte aligned rows). Fills `why` otherwise.
+bool matrix_operand_region(const Kernel& kernel, const Region& r, std::string* why) {
+  const Symbol& sym = kernel.symbol(r.buffer);
+  const size_t rank = sym.shape.size();
+  if (sym.kind != SymbolKind::kShared) {
+    *why = absl::StrCat(sym.name, " is not a shared tile");
+    return false;
+  }
+  if (rank < 2) {
+    *why = absl::StrCat(sym.name, " has fewer than two dimensions");
+    return false;
+  }
+  for (size_t d = 0; d < r.ranges.size(); ++d) {
+    const Range& range = r.ranges[d];
+    if (d + 2 < rank) {
+      if (!range.index) {
+        *why = absl::StrCat("the region of ", sym.name, " is not its trailing two dimensions");
+        return false;
+      }
+      continue;
+    }
+    if (range.index) {
+      *why = absl::StrCat("the region of ", sym.name, " indexes one of its trailing two dimensions");
+      return false;
+    }
+    if (d + 1 == rank) {
+      std::optional<int64_t> start = const_int_value(range.start);
+      if (!start || *start % 8 != 0) {
+        *why = absl::StrCat("the column start of ", sym.name, "'s region is not a constant multiple of 8");
+        return false;
+      }
+    }
+  }
+  std::optional<int64_t> row = const_int_value(sym.shape[rank - 1]);
+  if (!row || *row % 8 != 0) {
+    *why = absl::StrCat(sym.name, "'s rows are not a multiple of 8 elements");
+    return false;
+  }
+  return true;
+}
+
+bool whole(const Kernel& kernel, const Region& r) {
+  const Symbol& sym = kernel.symbol(r.buffer);
+  for (size_t d = 0; d < r.ranges.size(); ++d) {
+    std::optional<int64_t> start = const_int_value(r.ranges[d].start);
+    std::optional<int64_t> extent = const_int_value(sym.shape[d]);
+    if (r.ranges[d].index || !start || *start != 0 || !extent || r.ranges[d].extent != *extent) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int matrix_subgroup_size(const TargetDescription& target, DType input) {
+  if (target.min_subgroup_size() != target.max_subgroup_size()) return 0;
+  switch (target.api) {
+    case ApiKind::kPtx:
+      // Two mma.sync.m16n8k16 make one 16x16x16 step; the emitter's fragment layouts are a warp's.
+      if (target.min_subgroup_size() == 32 &&
+          has_shape(target, input, [](const MatrixShape& s) { return s.m == 16 && s.n == 8 && s.k == 16 &&
+                                                                     s.instruction.starts_with("mma.sync"); }))
+        return 32;
+      return 0;
+    case ApiKind::kSpirv:
+      if (has_shape(target, input, [](const MatrixShape& s) { return s.m == 16 && s.n == 16 && s.k == 16; }))
+        return target.min_subgroup_size();
+      return 0;
+    case ApiKind::kAmdgcn:
+      return 0;  // MFMA / WMMA are not emitted yet
+  }
+  return 0;
+}
+
+MatrixPlanResult plan_matrix_gemm(const Kernel& kernel, const GemmOp& op, const TargetDescription& target) {
+  MatrixPlanResult out;
+  const DType a_type = kernel.symbol(op.a.buffer).dtype, b_type = kernel.symbol(op.b.buffer).dtype;
+  const Symbol& c_sym = kernel.symbol(op.c.buffer);
+  if (a_type != b_type || (a_type != DType::kF16 && a_type != DType::kBF16)) {
+    out.why_not = "the operands are not both f16 or both bf16";
+    return out;
+  }
+  const int sg = matrix_subgroup_size(target, a_type);
+  if (sg == 0) {
+    out.why_not = absl::StrCat(target.name(), " has no 16x16x16 ", av(dtype_name(a_type)), " matrix unit the lowering uses");
+    return out;
+  }
+  if (op.transpose_a || op.transpose_b) {
+    out.why_not = "a transposed operand";
+    return out;
+  }
+  if (c_sym.kind != SymbolKind::kFragment || c_sym.dtype != DType::kF32 || c_sym.shape.size() != 2 ||
+      !whole(kernel, op.c)) {
+    out.why_not = "the accumulator is not a whole two-dimensional f32 fragment";
+    return out;
+  }
+  if (!matrix_operand_region(kernel, op.a, &out.why_not) || !matrix_operand_region(kernel, op.b, &out.why_not))
+    return out;
+  std::optional<std::vector<int64_t>> a = region_shape(kernel, op.a), b = region_shape(kernel, op.b),
+                                      c = region_shape(kernel, op.c);
+  if (!a || !b || !c || a->size() != 2 || b->size() != 2 || c->size() != 2) {
+    out.why_not = "operand shapes are not constant and two-dimensional";
+    return out;
+  }
+  const int64_t m = (*c)[0], n = (*c)[1], k = (*a)[1];
+  if (m % kMatrixTile || n % kMatrixTile || k % kMatrixTile) {
+    out.why_not = absl::StrCat("m, n, k = ", m, ", ", n, ", ", k, " are not multiples of 16");
+    return out;
+  }
+  if (kernel.threads % sg != 0) {
+    out.why_not = absl::StrCat("the block's ", kernel.threads, " threads are not whole subgroups of ", sg);
+    return out;
+  }
+  // Split the subgroups over the tile, preferring square subgroup tiles (fewest operand loads).
+  const int subgroups = static_cast<int>(kernel.threads / sg);
+  const int64_t mt = m / kMatrixTile, nt = n / kMatrixTile;
+  std::optional<MatrixGemmPlan> best;
+  for (int wm = 1; wm <= subgroups; ++wm) {
+    if (subgroups % wm) continue;
+    const int wn = subgroups / wm;
+    if (mt % wm || nt % wn) continue;
+    MatrixGemmPlan p{sg, wm, wn, static_cast<int>(mt / wm), static_cast<int>(nt / wn),
+                     static_cast<int>(k / kMatrixTile), a_type};
+    if (p.tiles_m * p.tiles_n > kMaxMatrixTilesPerSubgroup) continue;
+    if (!best || std::abs(p.tiles_m - p.tiles_n) < std::abs(best->tiles_m - best->tiles_n)) best = p;
+  }
+  if (!best) {
+    out.why_not = absl::StrCat("no split of the ", m, "x", n, " tile over ", subgroups,
+                               " subgroups gives whole 16x16 tiles, at most ", kMaxMatrixTilesPerSubgroup,
+                               " per subgroup");
+    return out;
+  }
+  out.plan = best;
+  return out;
+}
+
+}  // namespace tilert::lowering

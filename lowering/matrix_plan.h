@@ -1,0 +1,46 @@
+// When a gemm runs on the target's matrix unit (tensor cores through mma.sync, Vulkan cooperative
+// matrices) and how its tile is split over the block's subgroups. Used twice: by fragment layout
+// inference (an accumulator lives in matrix registers only when every gemm into it has a plan) and
+// by the gemm lowering. See lowering/README.md, "Matrix gemm".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "ir/kernel.h"
+#include "lowering/target.h"
+
+namespace tilert::lowering {
+
+// The one matrix shape the SIMT IR has (simt::MatrixVariable): 16x16 tiles, k step 16.
+inline constexpr int kMatrixTile = 16;
+
+// The subgroup size matrix statements run at on `target` for inputs of `input` type with f32
+// accumulation; 0 when the target has no such matrix unit (or no single fixed subgroup size).
+int matrix_subgroup_size(const TargetDescription& target, DType input);
+
+// A gemm's C tile (m x n) split into warps_m x warps_n subgroup tiles, each tiles_m x tiles_n
+// matrices of 16x16, stepping k in k_steps steps of 16.
+struct MatrixGemmPlan {
+  int subgroup_size = 32;
+  int warps_m = 1, warps_n = 1;
+  int tiles_m = 1, tiles_n = 1;
+  int k_steps = 1;
+  DType input = DType::kF16;
+};
+
+// The plan for `op`, or why there is none (the reason is for `tilert lower --target simt`
+// comments and tests; a gemm without a plan takes the plain path). Requires: A and B shared
+// tiles of one 16-bit float type, not transposed, whose regions are the trailing two dimensions
+// of their tiles with columns starting at multiples of 8 and rows of a multiple of 8 elements;
+// C a whole f32 fragment; m, n, k multiples of 16; the block's threads a multiple of the
+// subgroup size; at most kMaxMatrixTilesPerSubgroup accumulators per subgroup.
+struct MatrixPlanResult {
+  std::optional<MatrixGemmPlan> plan;
+  std::string why_not;
+};
+inline constexpr int kMaxMatrixTilesPerSubgroup = 16;
+MatrixPlanResult plan_matrix_gemm(const Kernel& kernel, const GemmOp& op, const TargetDescription& target);
+
+}  // namespace tilert::lowering
