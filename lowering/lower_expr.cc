@@ -120,6 +120,11 @@ std::vector<simt::Expr> Lowerer::unravel(const simt::Expr& e, const std::vector<
   return out;
 }
 
+simt::Expr Lowerer::shared_index(const Storage& st, const std::vector<simt::Expr>& idx) const {
+  simt::Expr flat = flat_index(idx, st.padded_shape());
+  return st.stage_offset ? add(*st.stage_offset, std::move(flat)) : flat;
+}
+
 absl::StatusOr<simt::Expr> Lowerer::tensor_flat_index(const Storage& t, const std::vector<simt::Expr>& idx) {
   const Symbol& sym = kernel_.symbols[t.id];
   simt::Expr flat = i32(0);
@@ -162,7 +167,7 @@ absl::StatusOr<simt::Expr> Lowerer::read_element(SymbolId sym, const std::vector
       return var(tmp);
     }
     case Storage::Kind::kShared:
-      return simt::Expr::load(Space::kShared, st.id, type, flat_index(idx, st.shape));
+      return simt::Expr::load(Space::kShared, st.id, type, shared_index(st, idx));
     case Storage::Kind::kPrivate:
       if (st.shape.empty()) return var(st.id);
       return simt::Expr::load(Space::kPrivate, st.id, type, flat_index(idx, st.shape));
@@ -194,7 +199,7 @@ absl::Status Lowerer::write_element(SymbolId sym, const std::vector<simt::Expr>&
       s.kind = simt::StmtKind::kStore;
       s.space = Space::kShared;
       s.id = st.id;
-      s.operands = {flat_index(idx, st.shape), simt::Expr::cast(type, std::move(value))};
+      s.operands = {shared_index(st, idx), simt::Expr::cast(type, std::move(value))};
       emit(std::move(s));
       return absl::OkStatus();
     }

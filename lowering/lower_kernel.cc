@@ -240,6 +240,7 @@ absl::StatusOr<simt::Function> Lowerer::run() {
   scratch_budget_bytes_ = std::min(kMaxScratchBytes, limit - shared_bytes);
 
   if (needs_schedule(kernel_)) {
+    scheduled_ = true;
     RETURN_IF_ERROR(lower_scheduled(kernel_.body));
   } else {
     RETURN_IF_ERROR(lower_block(kernel_.body));
@@ -342,6 +343,7 @@ absl::Status Lowerer::lower_stmt(const Stmt& s) {
 }
 
 absl::Status Lowerer::lower_for(const Stmt& s, const ForOp& op) {
+  if (std::optional<PipelinePlan> plan = plan_pipeline(s, op)) return lower_pipelined(op, *plan);
   ASSIGN_OR_RETURN(simt::Expr begin, expr(op.begin));
   ASSIGN_OR_RETURN(simt::Expr end, expr(op.end));
   const bool unroll = op.kind == LoopKind::kUnroll && begin.kind == simt::ExprKind::kConst &&
@@ -450,7 +452,7 @@ class ThreadCode {
     }
     if (st.kind == Storage::Kind::kShared) {
       op.space = Space::kShared;
-      op.operands = {l_.flat_index(idx, st.shape), simt::Expr::cast(type, value)};
+      op.operands = {l_.shared_index(st, idx), simt::Expr::cast(type, value)};
       l_.emit(std::move(op));
       return absl::OkStatus();
     }

@@ -72,7 +72,7 @@ absl::Status Lowerer::lower_matrix_gemm(const Stmt& s, const GemmOp& op) {
   // Flat element offset of region element (row, col) of a shared operand, and its row stride.
   auto offset = [&](const Region& r, const Storage& st, simt::Expr row, simt::Expr col) -> absl::StatusOr<simt::Expr> {
     ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(r, {std::move(row), std::move(col)}));
-    return flat_index(at, st.shape);
+    return shared_index(st, at);
   };
   auto load = [&](uint32_t matrix, const Storage& st, simt::Expr at) {
     simt::Stmt l;
@@ -80,7 +80,7 @@ absl::Status Lowerer::lower_matrix_gemm(const Stmt& s, const GemmOp& op) {
     l.id = matrix;
     l.space = Space::kShared;
     l.array = st.id;
-    l.operands = {std::move(at), i32(st.shape.back())};
+    l.operands = {std::move(at), i32(st.padded_shape().back())};
     emit(std::move(l));
   };
   // PTX and AMDGCN want constant offsets where they can have them; SPIR-V keeps loops.

@@ -5,6 +5,7 @@
 //   lower_copy.cc     copy, fill and parallel loops
 //   lower_compute.cc  gemm and reductions
 //   lower_matrix.cc   gemm, fill and copy of matrix accumulators (the target's matrix unit)
+//   lower_pipeline.cc pipelined loops as multi-stage asynchronous-copy pipelines
 //   lower_sync.cc     emulated mbarriers and named barriers, the merged role schedule
 #pragma once
 
@@ -49,6 +50,17 @@ struct Storage {
   uint32_t id = 0;
   std::vector<int64_t> shape;  // constant shape (shared, fragments, local arrays)
   int32_t slots = 0;
+  // kShared tiles staged by a pipelined loop: the element offset of the buffer in use, and the
+  // padded row pitch in elements (0: rows are dense). Padding by 16 bytes puts the rows that one
+  // ldmatrix phase reads in different shared-memory banks.
+  std::optional<simt::Expr> stage_offset;
+  int64_t pitch = 0;
+  // The shape with padded rows (the shape itself when dense).
+  std::vector<int64_t> padded_shape() const {
+    std::vector<int64_t> s = shape;
+    if (pitch > 0 && !s.empty()) s.back() = pitch;
+    return s;
+  }
   // kMatrix: the subgroup's tiles_m x tiles_n accumulators, row-major (simt matrix ids).
   std::vector<uint32_t> matrices;
   MatrixGemmPlan plan;
@@ -109,6 +121,8 @@ class Lowerer {
   simt::Expr bin(BinaryOp op, simt::Expr a, simt::Expr b) const;
   // Row-major flat index of `idx` in `shape` (constant) / the tensor's shape (run-time).
   simt::Expr flat_index(const std::vector<simt::Expr>& idx, const std::vector<int64_t>& shape) const;
+  // The element of shared storage `st` at `idx`, in the pipeline buffer in use if it is staged.
+  simt::Expr shared_index(const Storage& st, const std::vector<simt::Expr>& idx) const;
   absl::StatusOr<simt::Expr> tensor_flat_index(const Storage& t, const std::vector<simt::Expr>& idx);
   absl::StatusOr<simt::Expr> tensor_in_bounds(const Storage& t, const std::vector<simt::Expr>& idx);
   // The i-th coordinates of flat element `e` of `shape`.
@@ -149,6 +163,16 @@ class Lowerer {
   // A shared scratch array of `type` with room for `elements`.
   uint32_t scratch(DType type, int64_t elements);
 
+  // ---- lower_pipeline.cc ----
+  struct PipelinePlan {
+    std::vector<const CopyOp*> copies;  // the body's leading global -> shared tile copies
+    size_t rest_begin = 0;              // index of the first body statement after them
+    int stages = 2;
+  };
+  std::optional<PipelinePlan> plan_pipeline(const Stmt& loop, const ForOp& op);
+  absl::Status lower_pipelined(const ForOp& op, const PipelinePlan& plan);
+  absl::Status issue_stage_copies(const PipelinePlan& plan, const simt::Expr& stage);
+
   // ---- lower_matrix.cc ----
   absl::Status lower_matrix_gemm(const Stmt& s, const GemmOp& op);
   absl::Status lower_matrix_fill(const Storage& acc, simt::Expr value);
@@ -177,7 +201,8 @@ class Lowerer {
   BarrierTracker tracker_;
   int64_t scratch_budget_bytes_ = 0;
   std::map<DType, uint32_t> scratch_arrays_;
-  std::optional<uint32_t> matrix_out_;  // per-subgroup staging of accumulators being copied out
+  std::optional<uint32_t> matrix_out_;
+  bool scheduled_ = false;  // lowered as a merged role schedule (no asynchronous pipelines)  // per-subgroup staging of accumulators being copied out
   // Parallel-loop context: loop variables bound to SIMT values, the iteration's slot.
   struct ParallelFrame {
     const ParallelOp* op = nullptr;

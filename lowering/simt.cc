@@ -282,6 +282,17 @@ class Printer {
       case StmtKind::kMatrixMulAdd:
         absl::StrAppend(out, pad, matrix_name(s.id), " += ", matrix_name(s.a), " * ", matrix_name(s.b), "\n");
         return;
+      case StmtKind::kAsyncCopy:
+        absl::StrAppend(out, pad, "async_copy ", s.a, " bytes ", array_name(Space::kShared, s.id), "[",
+                        expr(s.operands[0]), "] <- ", array_name(Space::kGlobal, s.array), "[",
+                        expr(s.operands[1]), "]\n");
+        return;
+      case StmtKind::kAsyncCommit:
+        absl::StrAppend(out, pad, "async_commit\n");
+        return;
+      case StmtKind::kAsyncWait:
+        absl::StrAppend(out, pad, "async_wait ", s.a, "\n");
+        return;
     }
   }
 

@@ -119,7 +119,15 @@ struct Expr {
   X(kMatrixStore, "matrix_store") /* id: matrix (accumulator); space (shared), array; operands  \
                                      [offset, stride] as for matrix_load */                     \
   X(kMatrixMulAdd, "matrix_mul_add") /* id: accumulator C; a, b: matrices of use A and B;      \
-                                        C = A * B + C */
+                                        C = A * B + C */                                       \
+  X(kAsyncCopy, "async_copy") /* id: shared array (destination), array: global array (source,  \
+                                 same element type); a: bytes (16); operands [shared index,     \
+                                 global index] in elements, both 16-byte aligned. Completes     \
+                                 asynchronously: see async_commit / async_wait */               \
+  X(kAsyncCommit, "async_commit") /* closes the thread's group of async copies issued so far */ \
+  X(kAsyncWait, "async_wait")     /* a: waits until at most `a` of the thread's committed      \
+                                     groups are still in flight (their writes then visible to  \
+                                     the thread; a workgroup barrier shares them) */
 
 enum class StmtKind : uint8_t {
 #define TILERT_X(e, s) e,
@@ -141,7 +149,7 @@ struct Stmt {
   StmtKind kind = StmtKind::kAssign;
   uint32_t id = 0;
   uint32_t array = 0;       // matrix_load / matrix_store: the array (in `space`)
-  uint32_t a = 0, b = 0;    // matrix_mul_add: the A and B matrices
+  uint32_t a = 0, b = 0;    // matrix_mul_add: the A and B matrices; async_copy / async_wait: a
   Space space = Space::kPrivate;
   BarrierKind barrier = BarrierKind::kWorkgroup;
   bool unroll = false;

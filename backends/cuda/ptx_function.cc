@@ -253,6 +253,9 @@ absl::Status FunctionEmitter::statement(const Stmt& s) {
     case StmtKind::kMatrixLoad: RETURN_IF_ERROR(need(2)); return matrix_load(s);
     case StmtKind::kMatrixStore: RETURN_IF_ERROR(need(2)); return matrix_store(s);
     case StmtKind::kMatrixMulAdd: return matrix_mul_add(s);
+    case StmtKind::kAsyncCopy: RETURN_IF_ERROR(need(2)); return async_copy(s);
+    case StmtKind::kAsyncCommit: return async_commit();
+    case StmtKind::kAsyncWait: return async_wait(s);
   }
   return error(absl::StrCat("unknown statement kind #", static_cast<int>(s.kind)));
 }

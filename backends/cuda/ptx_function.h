@@ -77,6 +77,10 @@ class FunctionEmitter {
   absl::Status unrolled_for(const simt::Stmt& s, int64_t begin, int64_t end, int64_t step);
   absl::Status while_stmt(const simt::Stmt& s);
   absl::Status barrier(const simt::Stmt& s);
+  // ptx_async_copy.cc: cp.async and its commit / wait groups.
+  absl::Status async_copy(const simt::Stmt& s);
+  absl::Status async_commit();
+  absl::Status async_wait(const simt::Stmt& s);
   // Matrix statements (ptx_matrix.cc).
   absl::Status check_matrices() const;
   std::string declare_matrices() const;

@@ -199,6 +199,12 @@ absl::Status Emitter::stmt(const simt::Stmt& s) {
       // The lowering uses matrix statements only on targets whose emitter implements them.
       return absl::UnimplementedError(absl::StrCat(
           "function ", f_.name, ": matrix statements (MFMA / WMMA) are not emitted for AMDGCN yet"));
+    case StmtKind::kAsyncCopy:
+    case StmtKind::kAsyncCommit:
+    case StmtKind::kAsyncWait:
+      // Only targets with TargetFeature::kAsyncCopy get them; no AMD target has it yet.
+      return absl::UnimplementedError(absl::StrCat(
+          "function ", f_.name, ": asynchronous copies are not emitted for AMDGCN"));
   }
   return absl::InvalidArgumentError("unknown simt statement kind");
 }

@@ -89,6 +89,14 @@ void Emitter::statement(const simt::Stmt& s) {
     case StmtKind::kMatrixMulAdd:
       matrix_statement(s);
       return;
+    case StmtKind::kAsyncCopy:
+    case StmtKind::kAsyncCommit:
+    case StmtKind::kAsyncWait:
+      // Vulkan has no asynchronous global-to-shared copy; the lowering does not produce them for
+      // SPIR-V targets (they lack TargetFeature::kAsyncCopy).
+      fail(absl::UnimplementedError(absl::StrCat("function ", f_.name,
+                                                 ": asynchronous copies have no SPIR-V counterpart")));
+      return;
   }
   fail(absl::InvalidArgumentError(absl::StrCat("unknown statement kind ", static_cast<int>(s.kind))));
 }

@@ -1,0 +1,230 @@
+// Pipelined loops as asynchronous multi-stage pipelines, on targets with asynchronous copies
+// (TargetFeature::kAsyncCopy: PTX cp.async). A loop qualifies when its body starts with copies of
+// global tensors into whole shared tiles ("staged tiles") that nothing else in the kernel writes
+// or mentions outside the loop. Each staged tile gets `stages` buffers; the copies for iteration
+// i + stages - 1 are issued while iteration i computes:
+//
+//   prologue: for s < stages - 1: [if s < trip] issue(s) into buffer s; commit
+//   for i in 0 .. trip:
+//     wait until at most stages - 2 groups are in flight   (this thread's copies for i landed)
+//     workgroup barrier     (everyone's copies for i are visible; everyone is done with i - 1)
+//     [if i + stages - 1 < trip] issue(i + stages - 1) into buffer (i + stages - 1) % stages
+//     commit
+//     the rest of the body, reading buffer i % stages
+//   wait for every group; workgroup barrier
+//
+// The buffer written in iteration i held iteration i - 1's data, which the barrier has retired.
+// A 16-byte chunk is copied asynchronously when it lies inside the tensor and is 16-byte aligned;
+// other chunks (ragged edges, rows whose length is not a multiple of 8 elements) are copied
+// element by element through registers, reading zero outside the tensor, which is complete before
+// the barrier that publishes it. Elsewhere the loop runs serially (lower_for).
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "ir/passes/access_sets.h"
+#include "ir/status.h"
+#include "lowering/lowerer.h"
+
+namespace tilert::lowering {
+
+using simt::Space;
+
+namespace {
+
+constexpr int kChunkBytes = 16;
+
+bool whole_tile(const Kernel& k, const Region& r) {
+  const Symbol& sym = k.symbol(r.buffer);
+  for (size_t d = 0; d < r.ranges.size(); ++d) {
+    std::optional<int64_t> start = const_int_value(r.ranges[d].start);
+    std::optional<int64_t> extent = d < sym.shape.size() ? const_int_value(sym.shape[d]) : std::nullopt;
+    if (r.ranges[d].index || !start || *start != 0 || !extent || r.ranges[d].extent != *extent) return false;
+  }
+  return true;
+}
+
+// One matrix load (an ldmatrix phase) reads 16 bytes from each of 8 consecutive rows; they hit
+// distinct banks only when the row pitch is an odd number of 16-byte units. Rows of an even
+// number of units (64, 128, 256 bytes...) are padded by 16 bytes. Returns the pitch in elements,
+// 0 for dense rows.
+int64_t staged_pitch(const std::vector<int64_t>& shape, int64_t elem) {
+  if (shape.size() < 2 || (shape.back() * elem) % 32 != 0) return 0;
+  return shape.back() + kChunkBytes / elem;
+}
+
+}  // namespace
+
+std::optional<Lowerer::PipelinePlan> Lowerer::plan_pipeline(const Stmt& loop, const ForOp& op) {
+  if (op.kind != LoopKind::kPipelined || !target_.has(TargetFeature::kAsyncCopy) || scheduled_) return std::nullopt;
+  PipelinePlan plan;
+  std::set<SymbolId> tiles;
+  int64_t stage_bytes = 0;
+  for (const Stmt& s : op.body) {
+    const auto* c = s.as<CopyOp>();
+    if (!c) break;
+    const Symbol& src = kernel_.symbol(c->src.buffer);
+    const Symbol& dst = kernel_.symbol(c->dst.buffer);
+    if (storage_[c->src.buffer].kind != Storage::Kind::kTensor || dst.kind != SymbolKind::kShared) break;
+    const Storage& st = storage_[c->dst.buffer];
+    const int64_t elem = dtype_size(dst.dtype);
+    // Chunks run along the tile's last dimension, which must be the tensor's too (contiguous).
+    const bool last_dim_in_region = c->src.ranges.size() < src.shape.size() || !c->src.ranges.back().index;
+    if (src.dtype != dst.dtype || (elem != 2 && elem != 4) || !whole_tile(kernel_, c->dst) ||
+        !last_dim_in_region || st.shape.empty() || (st.shape.back() * elem) % kChunkBytes != 0 ||
+        tiles.contains(c->dst.buffer))
+      return std::nullopt;
+    tiles.insert(c->dst.buffer);
+    plan.copies.push_back(c);
+    const int64_t pitch = staged_pitch(st.shape, elem);
+    stage_bytes += (pitch ? numel(st.shape) / st.shape.back() * pitch : numel(st.shape)) * elem;
+  }
+  if (plan.copies.empty()) return std::nullopt;
+  plan.rest_begin = plan.copies.size();
+  // Nothing but the loop's copies may write a staged tile, and nothing outside the loop may
+  // touch one (its buffers rotate inside the loop only).
+  std::set<const Stmt*> inside;
+  visit_stmts(op.body, [&](const Stmt& s) { inside.insert(&s); });
+  bool ok = true;
+  auto check = [&](const Stmt& s, bool in_rest) {
+    for (const Access& a : statement_accesses(kernel_, s))
+      if (tiles.contains(a.buffer) && (!in_rest || a.write)) ok = false;
+  };
+  visit_stmts(op.body, [&](const Stmt& s) {
+    bool is_copy = false;
+    for (const CopyOp* c : plan.copies) is_copy |= s.as<CopyOp>() == c;
+    if (!is_copy) check(s, true);
+  });
+  visit_stmts(kernel_.body, [&](const Stmt& s) {
+    if (&s != &loop && !inside.contains(&s)) check(s, false);
+  });
+  if (!ok) return std::nullopt;
+  // Room for what the rest of the kernel may still add (scratch, matrix staging) is kept free.
+  const int64_t other = fn_.shared_bytes() - stage_bytes + scratch_budget_bytes_;
+  absl::StatusOr<int> stages = choose_pipeline_stages(stage_bytes, op.stages, target_, std::max<int64_t>(0, other));
+  if (!stages.ok() || *stages < 2) return std::nullopt;
+  plan.stages = *stages;
+  return plan;
+}
+
+absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::Expr& stage) {
+  for (const CopyOp* c : plan.copies) {
+    Storage& dst = storage_[c->dst.buffer];
+    const Storage& src = storage_[c->src.buffer];
+    const DType type = kernel_.symbol(c->dst.buffer).dtype;
+    const int64_t per_chunk = kChunkBytes / dtype_size(type);
+    const int64_t n = numel(dst.padded_shape());
+    std::vector<int64_t> chunk_shape = dst.shape;
+    chunk_shape.back() /= per_chunk;
+    simt::Expr base = mul(stage, i32(n));
+    RETURN_IF_ERROR(for_cyclic(chunk_shape, [&](const std::vector<simt::Expr>& chunk) -> absl::Status {
+      std::vector<simt::Expr> rel = chunk;
+      rel.back() = mul(rel.back(), i32(per_chunk));
+      std::vector<simt::Expr> last = rel;
+      last.back() = add(last.back(), i32(per_chunk - 1));
+      ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(c->src, rel));
+      ASSIGN_OR_RETURN(std::vector<simt::Expr> at_last, region_coords(c->src, last));
+      ASSIGN_OR_RETURN(simt::Expr first_in, tensor_in_bounds(src, at));
+      ASSIGN_OR_RETURN(simt::Expr last_in, tensor_in_bounds(src, at_last));
+      uint32_t flat = new_var("src", DType::kI32);
+      ASSIGN_OR_RETURN(simt::Expr flat_value, tensor_flat_index(src, at));
+      assign(flat, flat_value);
+      uint32_t dst_at = new_var("dst", DType::kI32);
+      assign(dst_at, add(base, flat_index(rel, dst.padded_shape())));
+      simt::Expr aligned = bin(BinaryOp::kEq, bin(BinaryOp::kMod, var(flat), i32(per_chunk)), i32(0));
+      simt::Stmt st;
+      st.kind = simt::StmtKind::kIf;
+      st.operands = {bin(BinaryOp::kAnd, bin(BinaryOp::kAnd, first_in, last_in), aligned)};
+      RETURN_IF_ERROR(into(st.body, [&] {
+        simt::Stmt cp;
+        cp.kind = simt::StmtKind::kAsyncCopy;
+        cp.id = dst.id;
+        cp.array = src.id;
+        cp.a = kChunkBytes;
+        cp.operands = {var(dst_at), var(flat)};
+        emit(std::move(cp));
+        return absl::OkStatus();
+      }));
+      RETURN_IF_ERROR(into(st.else_body, [&] {
+        return for_range("ce", i32(0), i32(per_chunk), true, [&](const simt::Expr& j) -> absl::Status {
+          std::vector<simt::Expr> e = rel;
+          e.back() = add(e.back(), j);
+          ASSIGN_OR_RETURN(std::vector<simt::Expr> e_at, region_coords(c->src, e));
+          ASSIGN_OR_RETURN(simt::Expr v, read_element(c->src.buffer, e_at));
+          simt::Stmt store;
+          store.kind = simt::StmtKind::kStore;
+          store.space = Space::kShared;
+          store.id = dst.id;
+          store.operands = {add(var(dst_at), j), simt::Expr::cast(type, std::move(v))};
+          emit(std::move(store));
+          return absl::OkStatus();
+        });
+      }));
+      emit(std::move(st));
+      return absl::OkStatus();
+    }));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Lowerer::lower_pipelined(const ForOp& op, const PipelinePlan& plan) {
+  const int S = plan.stages;
+  for (const CopyOp* c : plan.copies) {  // S buffers per staged tile
+    Storage& st = storage_[c->dst.buffer];
+    st.pitch = staged_pitch(st.shape, dtype_size(kernel_.symbol(c->dst.buffer).dtype));
+    fn_.shared[st.id].count = numel(st.padded_shape()) * S;
+  }
+  ASSIGN_OR_RETURN(simt::Expr begin, expr(op.begin));
+  ASSIGN_OR_RETURN(simt::Expr end, expr(op.end));
+  uint32_t first = new_var("pipe_begin", DType::kI32), trip = new_var("pipe_trip", DType::kI32);
+  assign(first, simt::Expr::cast(DType::kI32, begin));
+  assign(trip, bin(BinaryOp::kSub, simt::Expr::cast(DType::kI32, end), var(first)));
+  auto commit = [&] {
+    simt::Stmt s;
+    s.kind = simt::StmtKind::kAsyncCommit;
+    emit(std::move(s));
+  };
+  auto wait = [&](int in_flight) {
+    simt::Stmt s;
+    s.kind = simt::StmtKind::kAsyncWait;
+    s.a = static_cast<uint32_t>(in_flight);
+    emit(std::move(s));
+  };
+  // Issues the copies of iteration `i` (relative to the loop's start) into buffer `stage`.
+  auto issue = [&](const simt::Expr& i, const simt::Expr& stage) -> absl::Status {
+    uint32_t k = new_var(kernel_.symbol(op.var).name, DType::kI32);
+    assign(k, add(var(first), i));
+    bound_[op.var] = var(k);
+    return if_then(bin(BinaryOp::kLt, i, var(trip)), [&] { return issue_stage_copies(plan, stage); });
+  };
+
+  for (int s = 0; s + 1 < S; ++s) {
+    RETURN_IF_ERROR(issue(i32(s), i32(s)));
+    commit();
+  }
+  Block rest(op.body.begin() + static_cast<std::ptrdiff_t>(plan.rest_begin), op.body.end());
+  RETURN_IF_ERROR(for_range("pipe_i", i32(0), var(trip), false, [&](const simt::Expr& i) -> absl::Status {
+    wait(S - 2);
+    barrier_now();
+    uint32_t next = new_var("pipe_next", DType::kI32);
+    assign(next, add(i, i32(S - 1)));
+    RETURN_IF_ERROR(issue(var(next), bin(BinaryOp::kMod, var(next), i32(S))));
+    commit();
+    uint32_t k = new_var(kernel_.symbol(op.var).name, DType::kI32);
+    assign(k, add(var(first), i));
+    bound_[op.var] = var(k);
+    for (const CopyOp* c : plan.copies) {
+      Storage& st = storage_[c->dst.buffer];
+      st.stage_offset = mul(bin(BinaryOp::kMod, i, i32(S)), i32(numel(st.padded_shape())));
+    }
+    RETURN_IF_ERROR(lower_block(rest));
+    for (const CopyOp* c : plan.copies) storage_[c->dst.buffer].stage_offset.reset();
+    tracker_.clear();  // the next iteration (or the drain below) starts with a barrier
+    return absl::OkStatus();
+  }));
+  bound_.erase(op.var);
+  wait(0);
+  barrier_now();
+  return absl::OkStatus();
+}
+
+}  // namespace tilert::lowering

@@ -1,0 +1,96 @@
+// Pipelined loops on targets with asynchronous copies (lowering/lower_pipeline.cc): which loops
+// become multi-stage cp.async pipelines and the protocol their SIMT code follows. The numbers
+// are checked by the conformance suite on a CUDA device.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "frontends/text/parser.h"
+#include "lowering/lower_kernel.h"
+
+namespace tilert::lowering {
+namespace {
+
+simt::Function lowered(const std::string& text, PredefinedTarget t) {
+  absl::StatusOr<Module> m = parse_tile(text);
+  REQUIRE_MESSAGE(m.ok(), m.status().ToString());
+  absl::StatusOr<simt::Function> f = lower_kernel(m->kernels.at(0), predefined_target(t));
+  REQUIRE_MESSAGE(f.ok(), f.status().ToString());
+  return *f;
+}
+
+// Statements of `kind` in program order, nested ones included.
+void collect(const simt::Body& body, simt::StmtKind kind, std::vector<const simt::Stmt*>* out) {
+  for (const simt::Stmt& s : body) {
+    if (s.kind == kind) out->push_back(&s);
+    collect(s.body, kind, out);
+    collect(s.else_body, kind, out);
+  }
+}
+std::vector<const simt::Stmt*> all(const simt::Function& f, simt::StmtKind kind) {
+  std::vector<const simt::Stmt*> out;
+  collect(f.body, kind, &out);
+  return out;
+}
+
+int64_t shared_count(const simt::Function& f, const std::string& name) {
+  for (const simt::SharedArray& a : f.shared)
+    if (a.name == name) return a.count;
+  FAIL("no shared array ", name);
+  return 0;
+}
+
+std::string kernel(const std::string& loop_kind, const std::string& after = "") {
+  return "kernel p(A: f16[M, K], B: f16[K, N], C: f16[M, N], M: i32 = 256, N: i32 = 256, K: i32 = 256)\n"
+         "    grid(ceildiv(N, 128), ceildiv(M, 128)) threads(128) {\n"
+         "  shared As: f16[128, 32]\n  shared Bs: f16[32, 128]\n  fragment acc: f32[128, 128]\n  clear acc\n"
+         "  " + loop_kind + " k in 0 .. ceildiv(K, 32) {\n"
+         "    copy A[by * 128 +: 128, k * 32 +: 32] -> As\n"
+         "    copy B[k * 32 +: 32, bx * 128 +: 128] -> Bs\n"
+         "    gemm As, Bs -> acc\n  }\n" + after +
+         "  copy acc -> C[by * 128 +: 128, bx * 128 +: 128]\n}\n";
+}
+
+TEST_CASE("pipeline: a three-stage loop on sm_90a issues cp.async two iterations ahead") {
+  simt::Function f = lowered(kernel("pipelined") /* stages chosen: auto */, PredefinedTarget::kSm90a);
+  // Auto stages on sm_90a is 8, bounded by shared memory; every staged tile gets that many buffers.
+  // Rows of 64 bytes (As) and 256 bytes (Bs) are padded by 8 elements to an odd number of
+  // 16-byte units.
+  const int64_t stages = shared_count(f, "As") / (128 * 40);
+  CHECK(stages >= 2);
+  CHECK(shared_count(f, "Bs") == stages * 32 * (128 + 8));
+  // Prologue (stages - 1 issues) + one issue in the loop, per tile; each commit closes a group.
+  CHECK(all(f, simt::StmtKind::kAsyncCopy).size() == static_cast<size_t>(2 * stages));
+  CHECK(all(f, simt::StmtKind::kAsyncCommit).size() == static_cast<size_t>(stages));
+  std::vector<const simt::Stmt*> waits = all(f, simt::StmtKind::kAsyncWait);
+  REQUIRE(waits.size() == 2);
+  CHECK(waits[0]->a == static_cast<uint32_t>(stages - 2));  // in the loop
+  CHECK(waits[1]->a == 0);                                  // the drain
+}
+
+TEST_CASE("pipeline: the author's stage count is honoured") {
+  std::string text = kernel("pipelined");
+  text.replace(text.find("ceildiv(K, 32) {"), 16, "ceildiv(K, 32) stages(3) {");
+  simt::Function f = lowered(text, PredefinedTarget::kSm80);
+  CHECK(shared_count(f, "As") == 3 * 128 * 40);
+  CHECK(shared_count(f, "Bs") == 3 * 32 * 136);
+  CHECK(all(f, simt::StmtKind::kAsyncWait).front()->a == 1);
+}
+
+TEST_CASE("pipeline: loops stay serial where the target, the loop kind or the tiles' uses forbid it") {
+  // No asynchronous copies on Vulkan or AMD.
+  for (PredefinedTarget t : {PredefinedTarget::kVulkan13, PredefinedTarget::kGfx90a}) {
+    simt::Function f = lowered(kernel("pipelined"), t);
+    CHECK(all(f, simt::StmtKind::kAsyncCopy).empty());
+    CHECK(shared_count(f, "As") == 128 * 32);
+  }
+  // A serial loop is not a pipeline.
+  CHECK(all(lowered(kernel("serial"), PredefinedTarget::kSm90a), simt::StmtKind::kAsyncCopy).empty());
+  // A staged tile read after the loop would see a rotated buffer: no pipeline.
+  simt::Function f = lowered(kernel("pipelined", "  copy As -> A[0 +: 128, 0 +: 32]\n"), PredefinedTarget::kSm90a);
+  CHECK(all(f, simt::StmtKind::kAsyncCopy).empty());
+}
+
+}  // namespace
+}  // namespace tilert::lowering
