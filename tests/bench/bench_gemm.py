@@ -26,6 +26,7 @@ from benchlib import Unavailable, fmt, short_reason  # noqa: E402
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GEMM_TILE = os.path.join(REPO, "examples", "gemm.tile")
 KERNELS = {"f16": "gemm", "bf16": "gemm_bf16"}
+TILE_FILE = [GEMM_TILE]  # --tile replaces it
 
 # Triton is optional: without it (or with a broken install) its column reads n/a.
 try:
@@ -125,7 +126,7 @@ def triton_median_ms(dtype_name, size, iters):
 
 
 def tilert_run_cmd(tilert, device, kernel, size, extra):
-    return [tilert, "run", GEMM_TILE, "--kernel", kernel, "--device", device,
+    return [tilert, "run", TILE_FILE[0], "--kernel", kernel, "--device", device,
             "--size", f"M={size},N={size},K={size}"] + extra
 
 
@@ -212,12 +213,15 @@ def main():
     parser.add_argument("--dtypes", nargs="+", default=["f16", "bf16"],
                         help="f16 and/or bf16, space- or comma-separated")
     parser.add_argument("--iters", type=int, default=5, help="tilert --bench launches")
+    parser.add_argument("--tile", default=GEMM_TILE,
+                        help="the .tile file holding kernels gemm (f16) and gemm_bf16 (default: examples/gemm.tile)")
     parser.add_argument("--check-size", type=int, default=256)
     parser.add_argument("--timeout", type=int, default=300,
                         help="seconds one tilert command may take before its cell is n/a")
     parser.add_argument("--dry-run", action="store_true",
                         help="compile and CPU-check the kernels at a tiny size, print the plan")
     args = parser.parse_args()
+    TILE_FILE[0] = os.path.abspath(args.tile)
     devices = args.device or ["vulkan"]
     try:
         sizes = [int(s) for s in benchlib.split_list(args.sizes)]
