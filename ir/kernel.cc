@@ -97,6 +97,16 @@ const Kernel* Module::find_kernel(std::string_view name) const {
   return nullptr;
 }
 
+bool region_is_whole(const Kernel& k, const Region& r) {
+  const Symbol& sym = k.symbol(r.buffer);
+  for (size_t d = 0; d < r.ranges.size(); ++d) {
+    std::optional<int64_t> start = const_int_value(r.ranges[d].start);
+    std::optional<int64_t> extent = d < sym.shape.size() ? const_int_value(sym.shape[d]) : std::nullopt;
+    if (r.ranges[d].index || !start || *start != 0 || !extent || r.ranges[d].extent != *extent) return false;
+  }
+  return true;
+}
+
 std::optional<std::vector<int64_t>> region_shape(const Kernel& k, const Region& r) {
   if (r.buffer >= k.symbols.size()) return std::nullopt;
   const Symbol& s = k.symbols[r.buffer];

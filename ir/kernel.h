@@ -334,6 +334,10 @@ void visit_stmts(const Block& block, Fn&& fn);
 // non-constant size.
 std::optional<std::vector<int64_t>> region_shape(const Kernel& k, const Region& r);
 
+// Whether a region is its whole buffer: every range starts at constant 0 and spans the buffer's
+// constant extent (no index dimensions).
+bool region_is_whole(const Kernel& k, const Region& r);
+
 }  // namespace tilert
 
 #include "ir/kernel_inl.h"

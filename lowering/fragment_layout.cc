@@ -62,11 +62,11 @@ class LayoutInference {
       region_exprs(g->b);
       region_exprs(g->c);
     } else if (const auto* f = s.as<FillOp>()) {
-      if (!covers_whole(f->dst)) not_matrix(f->dst.buffer);
+      if (!region_is_whole(k_, f->dst)) not_matrix(f->dst.buffer);
       region_exprs(f->dst);
       exprs(f->value);
     } else if (const auto* c = s.as<CopyOp>()) {
-      if (!covers_whole(c->src) || is_fragment(c->dst.buffer)) not_matrix(c->src.buffer);
+      if (!region_is_whole(k_, c->src) || is_fragment(c->dst.buffer)) not_matrix(c->src.buffer);
       not_matrix(c->dst.buffer);
       region_exprs(c->src);
       region_exprs(c->dst);
@@ -96,15 +96,6 @@ class LayoutInference {
   }
   void not_matrix(SymbolId id) {
     if (is_fragment(id)) not_matrix_.insert(id);
-  }
-  bool covers_whole(const Region& r) const {
-    const Symbol& sym = k_.symbol(r.buffer);
-    for (size_t d = 0; d < r.ranges.size(); ++d) {
-      std::optional<int64_t> start = const_int_value(r.ranges[d].start);
-      std::optional<int64_t> extent = d < sym.shape.size() ? const_int_value(sym.shape[d]) : std::nullopt;
-      if (r.ranges[d].index || !start || *start != 0 || !extent || r.ranges[d].extent != *extent) return false;
-    }
-    return true;
   }
 
   void visit(const Stmt& s) {

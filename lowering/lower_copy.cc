@@ -145,16 +145,7 @@ class ParallelBody {
  private:
   absl::Status stmt(const Stmt& s) {
     if (const auto* a = s.as<AssignOp>()) return assign(*a);
-    if (const auto* i = s.as<IfOp>()) {
-      ASSIGN_OR_RETURN(simt::Expr cond, l_.expr(i->condition));
-      simt::Stmt st;
-      st.kind = simt::StmtKind::kIf;
-      st.operands.push_back(simt::Expr::cast(DType::kBool, std::move(cond)));
-      RETURN_IF_ERROR(l_.into(st.body, [&] { return block(i->then_body); }));
-      RETURN_IF_ERROR(l_.into(st.else_body, [&] { return block(i->else_body); }));
-      l_.emit(std::move(st));
-      return absl::OkStatus();
-    }
+    if (const auto* i = s.as<IfOp>()) return l_.thread_if(*i, [&](const Block& b) { return block(b); });
     if (const auto* d = s.as<DeclareOp>()) return l_.declare(s, *d);
     return l_.unsupported(s, "this statement inside a parallel body");
   }

@@ -362,6 +362,17 @@ absl::Status Lowerer::lower_for(const Stmt& s, const ForOp& op) {
   return absl::OkStatus();
 }
 
+absl::Status Lowerer::thread_if(const IfOp& op, const std::function<absl::Status(const Block&)>& lower_body) {
+  ASSIGN_OR_RETURN(simt::Expr cond, expr(op.condition));
+  simt::Stmt st;
+  st.kind = simt::StmtKind::kIf;
+  st.operands.push_back(simt::Expr::cast(DType::kBool, std::move(cond)));
+  RETURN_IF_ERROR(into(st.body, [&] { return lower_body(op.then_body); }));
+  RETURN_IF_ERROR(into(st.else_body, [&] { return lower_body(op.else_body); }));
+  emit(std::move(st));
+  return absl::OkStatus();
+}
+
 absl::Status Lowerer::lower_if(const Stmt& s, const IfOp& op) {
   ASSIGN_OR_RETURN(simt::Expr cond, expr(op.condition));
   simt::Stmt st;
@@ -397,16 +408,7 @@ class ThreadCode {
       return l_.write_element(a->target, idx, std::move(value));
     }
     if (const auto* a = s.as<AtomicAddOp>()) return atomic(s, *a);
-    if (const auto* i = s.as<IfOp>()) {
-      ASSIGN_OR_RETURN(simt::Expr cond, l_.expr(i->condition));
-      simt::Stmt st;
-      st.kind = simt::StmtKind::kIf;
-      st.operands.push_back(simt::Expr::cast(DType::kBool, std::move(cond)));
-      RETURN_IF_ERROR(l_.into(st.body, [&] { return block(i->then_body); }));
-      RETURN_IF_ERROR(l_.into(st.else_body, [&] { return block(i->else_body); }));
-      l_.emit(std::move(st));
-      return absl::OkStatus();
-    }
+    if (const auto* i = s.as<IfOp>()) return l_.thread_if(*i, [&](const Block& b) { return block(b); });
     if (const auto* f = s.as<ForOp>()) {
       ASSIGN_OR_RETURN(simt::Expr begin, l_.expr(f->begin));
       ASSIGN_OR_RETURN(simt::Expr end, l_.expr(f->end));

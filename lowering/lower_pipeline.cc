@@ -33,16 +33,6 @@ namespace {
 
 constexpr int kChunkBytes = 16;
 
-bool whole_tile(const Kernel& k, const Region& r) {
-  const Symbol& sym = k.symbol(r.buffer);
-  for (size_t d = 0; d < r.ranges.size(); ++d) {
-    std::optional<int64_t> start = const_int_value(r.ranges[d].start);
-    std::optional<int64_t> extent = d < sym.shape.size() ? const_int_value(sym.shape[d]) : std::nullopt;
-    if (r.ranges[d].index || !start || *start != 0 || !extent || r.ranges[d].extent != *extent) return false;
-  }
-  return true;
-}
-
 // One matrix load (an ldmatrix phase) reads 16 bytes from each of 8 consecutive rows; they hit
 // distinct banks only when the row pitch is an odd number of 16-byte units. Rows of an even
 // number of units (64, 128, 256 bytes...) are padded by 16 bytes. Returns the pitch in elements,
@@ -69,7 +59,7 @@ std::optional<Lowerer::PipelinePlan> Lowerer::plan_pipeline(const Stmt& loop, co
     const int64_t elem = dtype_size(dst.dtype);
     // Chunks run along the tile's last dimension, which must be the tensor's too (contiguous).
     const bool last_dim_in_region = c->src.ranges.size() < src.shape.size() || !c->src.ranges.back().index;
-    if (src.dtype != dst.dtype || (elem != 2 && elem != 4) || !whole_tile(kernel_, c->dst) ||
+    if (src.dtype != dst.dtype || (elem != 2 && elem != 4) || !region_is_whole(kernel_, c->dst) ||
         !last_dim_in_region || st.shape.empty() || (st.shape.back() * elem) % kChunkBytes != 0 ||
         tiles.contains(c->dst.buffer))
       return std::nullopt;

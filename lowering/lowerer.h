@@ -102,6 +102,9 @@ class Lowerer {
   absl::Status lower_thread_stmt(const Stmt& s);  // assignments, atomics, thread-dependent ifs
   absl::Status lower_for(const Stmt& s, const ForOp& op);
   absl::Status lower_if(const Stmt& s, const IfOp& op);
+  // An if whose branches each thread takes for itself (thread-level code, parallel bodies):
+  // the condition, then both branches through `lower_body`. No barrier bookkeeping.
+  absl::Status thread_if(const IfOp& op, const std::function<absl::Status(const Block&)>& lower_body);
   absl::Status declare(const Stmt& s, const DeclareOp& op);
   // Emits a workgroup barrier first when `accesses` conflict with what is pending.
   void order_accesses(const std::vector<Access>& accesses);

@@ -57,16 +57,6 @@ bool matrix_operand_region(const Kernel& kernel, const Region& r, std::string* w
   return true;
 }
 
-bool whole(const Kernel& kernel, const Region& r) {
-  const Symbol& sym = kernel.symbol(r.buffer);
-  for (size_t d = 0; d < r.ranges.size(); ++d) {
-    std::optional<int64_t> start = const_int_value(r.ranges[d].start);
-    std::optional<int64_t> extent = const_int_value(sym.shape[d]);
-    if (r.ranges[d].index || !start || *start != 0 || !extent || r.ranges[d].extent != *extent) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 int matrix_subgroup_size(const TargetDescription& target, DType input) {
@@ -107,7 +97,7 @@ MatrixPlanResult plan_matrix_gemm(const Kernel& kernel, const GemmOp& op, const 
     return out;
   }
   if (c_sym.kind != SymbolKind::kFragment || c_sym.dtype != DType::kF32 || c_sym.shape.size() != 2 ||
-      !whole(kernel, op.c)) {
+      !region_is_whole(kernel, op.c)) {
     out.why_not = "the accumulator is not a whole two-dimensional f32 fragment";
     return out;
   }
