@@ -22,7 +22,7 @@ import tempfile
 sys.dont_write_bytecode = True  # no __pycache__ beside the scripts in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
-from benchlib import Unavailable, fmt, short_reason  # noqa: E402
+from benchlib import Unavailable, fmt, measure, ratio, tflops  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BENCH_KERNELS = os.path.join(REPO, "tests", "bench", "kernels")
@@ -81,26 +81,6 @@ def sdpa_median_ms(backend, dtype_name, b, h, s, d, causal, iters):
         if not bool(torch.isfinite(out).all()):
             raise Unavailable(f"SDPA {backend} gave non-finite values")
         return benchlib.cuda_event_median_ms(attend, iters)
-
-
-def measure(what, fn, reasons):
-    """fn() in ms, or None with the reason kept for the notes under the table."""
-    try:
-        value = fn()
-    except Exception as e:  # noqa: BLE001 - one failing cell never ends the table
-        reasons.append(f"{what}: {short_reason(e)}")
-        print(f"  {what}: n/a ({short_reason(e)})", flush=True)
-        return None
-    print(f"  {what}: {value:.3f} ms", flush=True)
-    return value
-
-
-def ratio(ref, ours):
-    return None if ref is None or ours is None or ours <= 0 else ref / ours
-
-
-def tflops(flop, ms):
-    return None if ms is None or ms <= 0 else flop / ms / 1e9
 
 
 HEADER = (f"{'config (B,H,S,D)':18} {'dtype':5} {'causal':>6} {'tilert ms':>10} {'TFLOP/s':>8} "

@@ -21,7 +21,7 @@ import tempfile
 sys.dont_write_bytecode = True  # no __pycache__ beside the scripts in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
-from benchlib import Unavailable, fmt, short_reason  # noqa: E402
+from benchlib import Unavailable, fmt, measure, ratio, tflops  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GEMM_TILE = os.path.join(REPO, "examples", "gemm.tile")
@@ -128,26 +128,6 @@ def triton_median_ms(dtype_name, size, iters):
 def tilert_run_cmd(tilert, device, kernel, size, extra):
     return [tilert, "run", TILE_FILE[0], "--kernel", kernel, "--device", device,
             "--size", f"M={size},N={size},K={size}"] + extra
-
-
-def measure(what, fn, reasons):
-    """fn() in ms, or None with the reason kept for the notes under the table."""
-    try:
-        value = fn()
-    except Exception as e:  # noqa: BLE001 - one failing cell never ends the table
-        reasons.append(f"{what}: {short_reason(e)}")
-        print(f"  {what}: n/a ({short_reason(e)})", flush=True)
-        return None
-    print(f"  {what}: {value:.3f} ms", flush=True)
-    return value
-
-
-def ratio(ref, ours):
-    return None if ref is None or ours is None or ours <= 0 else ref / ours
-
-
-def tflops(flop, ms):
-    return None if ms is None or ms <= 0 else flop / ms / 1e9
 
 
 HEADER = (f"{'device':8} {'dtype':5} {'size':>6} {'tilert ms':>10} {'TFLOP/s':>8} "

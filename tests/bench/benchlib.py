@@ -123,3 +123,23 @@ def split_list(values):
     for v in values:
         out.extend(part for part in v.replace(",", " ").split() if part)
     return out
+
+
+def measure(what, fn, reasons):
+    """fn() in ms, or None with the reason kept for the notes under the table."""
+    try:
+        value = fn()
+    except Exception as e:  # noqa: BLE001 - one failing cell never ends the table
+        reasons.append(f"{what}: {short_reason(e)}")
+        print(f"  {what}: n/a ({short_reason(e)})", flush=True)
+        return None
+    print(f"  {what}: {value:.3f} ms", flush=True)
+    return value
+
+
+def ratio(ref, ours):
+    return None if ref is None or ours is None or ours <= 0 else ref / ours
+
+
+def tflops(flop, ms):
+    return None if ms is None or ms <= 0 else flop / ms / 1e9
