@@ -242,7 +242,10 @@ absl::Status Lowerer::lower_reduce(const Stmt& s, const ReduceOp& op) {
   }
 
   // 2. Combine across threads, a chunk of outputs at a time.
-  const bool subgroups = target_.has(TargetFeature::kSubgroupArithmetic) && target_.min_subgroup_size() > 1;
+  // Subgroup reductions only where every subgroup is full (a partial last subgroup would reduce
+  // over lanes that do not exist; PTX shuffles with a full mask).
+  const bool subgroups = target_.has(TargetFeature::kSubgroupArithmetic) && target_.min_subgroup_size() > 1 &&
+                         kernel_.threads % target_.max_subgroup_size() == 0;
   const int64_t width = subgroups ? (threads + target_.min_subgroup_size() - 1) / target_.min_subgroup_size() : threads;
   const int64_t bytes_per_output = width * dtype_size(t);
   const int64_t chunk = std::min(outputs, scratch_budget_bytes_ / bytes_per_output);
