@@ -149,8 +149,8 @@ absl::Status Lowerer::unsupported(SourceLoc loc, std::string_view what) const {
 
 // ---- setup ----
 
-Lowerer::Lowerer(const Kernel& kernel, const TargetDescription& target)
-    : kernel_(kernel), target_(target), thread_dep_(kernel) {}
+Lowerer::Lowerer(const Kernel& kernel, const TargetDescription& target, const LowerOptions& options)
+    : kernel_(kernel), target_(target), options_(options), thread_dep_(kernel) {}
 
 absl::StatusOr<simt::Function> Lowerer::run() {
   fn_.name = kernel_.name;
@@ -187,6 +187,7 @@ absl::StatusOr<simt::Function> Lowerer::run() {
     if (storage_[id].kind == Storage::Kind::kTensor) storage_[id].id = id;
   fn_.status_param = static_cast<int32_t>(fn_.params.size());
   fn_.params.push_back({"status", true, DType::kU32, true});
+  if (options_.sync_profile) profile_.emplace(fn_, kernel_.threads, target_.min_subgroup_size());
 
   // Tiles, locals and barriers: storage for the whole function.
   int64_t shared_bytes = 0;
@@ -257,6 +258,7 @@ absl::StatusOr<simt::Function> Lowerer::run() {
     }));
     fn_.body.insert(fn_.body.begin(), init.begin(), init.end());
   }
+  if (profile_) RETURN_IF_ERROR(finish_profile());
   if (fn_.shared_bytes() > limit)
     return absl::ResourceExhaustedError(absl::StrCat("kernel ", kernel_.name, ": shared memory with the lowering's scratch is ",
                                                      fn_.shared_bytes(), " bytes; ", target_.name(), " offers ", limit));
@@ -484,12 +486,13 @@ absl::Status Lowerer::lower_thread_stmt(const Stmt& s) {
 
 // ---- entry points ----
 
-absl::StatusOr<simt::Function> lower_kernel(const Kernel& kernel, const TargetDescription& target) {
+absl::StatusOr<simt::Function> lower_kernel(const Kernel& kernel, const TargetDescription& target,
+                                            const LowerOptions& options) {
   if (kernel.threads <= 0 || kernel.threads > target.max_threads_per_block)
     return absl::InvalidArgumentError(absl::StrCat("kernel ", kernel.name, ": ", kernel.threads,
                                                    " threads per block; ", target.name(), " allows at most ",
                                                    target.max_threads_per_block));
-  Lowerer lowerer(kernel, target);
+  Lowerer lowerer(kernel, target, options);
   return lowerer.run();
 }
 

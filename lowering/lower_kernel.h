@@ -14,12 +14,19 @@
 
 namespace tilert::lowering {
 
+struct LowerOptions {
+  // Instrument every barrier wait and the roles' waits with cycle-counter reads recorded in one
+  // more parameter (lowering/sync_profile.h). Off: the lowering is exactly the plain one.
+  bool sync_profile = false;
+};
+
 // Lowers `kernel` (verified, capabilities already checked) for `target`. The result's parameters
 // are the kernel's, in signature order (tensors as global arrays, scalars as scalars), followed by
-// the status record (Function::status_param). Errors: ResourceExhausted when the kernel's shared
+// the status record (Function::status_param) and, when profiling, the sync profile record. Errors: ResourceExhausted when the kernel's shared
 // memory (with the lowering's own scratch) exceeds the target's; Unimplemented, naming the kernel
 // and source line, for a construct this lowering cannot map to the target.
-absl::StatusOr<simt::Function> lower_kernel(const Kernel& kernel, const TargetDescription& target);
+absl::StatusOr<simt::Function> lower_kernel(const Kernel& kernel, const TargetDescription& target,
+                                            const LowerOptions& options = {});
 
 // The error a launch reports for the status record the kernel wrote (kStatusWords words): OK for
 // kOk; Aborted "kernel K: deadlock: role R waits on B at line L [and ...], which nothing can

@@ -84,6 +84,26 @@ uint32_t Lowerer::add_sync_site(std::string barrier, uint32_t line) {
   return static_cast<uint32_t>(fn_.sync_sites.size() - 1);
 }
 
+absl::Status Lowerer::finish_profile() {
+  // The block's linear index x + gx * (y + gy * z), from the grid's extents.
+  std::vector<simt::Expr> extents;
+  simt::Body prep;
+  RETURN_IF_ERROR(into(prep, [&]() -> absl::Status {
+    for (const Expr& e : kernel_.grid) {
+      ASSIGN_OR_RETURN(simt::Expr v, expr(e));
+      extents.push_back(simt::Expr::cast(DType::kI32, std::move(v)));
+    }
+    return absl::OkStatus();
+  }));
+  const simt::Builtin ids[3] = {simt::Builtin::kWorkgroupIdX, simt::Builtin::kWorkgroupIdY, simt::Builtin::kWorkgroupIdZ};
+  if (extents.empty() || extents.size() > 3) return absl::InternalError("a grid of 1..3 extents");
+  simt::Expr linear = simt::Expr::builtin(ids[extents.size() - 1]);
+  for (size_t d = extents.size() - 1; d-- > 0;) linear = add(simt::Expr::builtin(ids[d]), mul(extents[d], linear));
+  profile_->finish(std::move(linear));
+  fn_.body.insert(fn_.body.begin(), prep.begin(), prep.end());
+  return absl::OkStatus();
+}
+
 absl::StatusOr<simt::Expr> Lowerer::mbarrier_index(const MbarrierRef& ref) {
   ASSIGN_OR_RETURN(simt::Expr idx, expr(ref.index));
   uint32_t v = new_var("mb", DType::kI32);
@@ -249,6 +269,13 @@ absl::Status Lowerer::lower_scheduled(const Block& body) {
   }
   uint32_t progress = new_var("progress", DType::kBool);
   assign(progress, simt::Expr::bool_const(true));
+  if (profile_) {
+    if (roles.size() > static_cast<size_t>(kMaxProfiledRoles))
+      return absl::UnimplementedError(absl::StrCat("kernel ", kernel_.name, ": sync profiling supports at most ",
+                                                   kMaxProfiledRoles, " roles, it has ", roles.size()));
+    for (const RoleProgram& r : roles) profile_->add_role(r.name, r.begin, r.threads);
+    profile_->schedule_start(*out_);
+  }
 
   simt::Stmt round;
   round.kind = simt::StmtKind::kWhile;
@@ -257,6 +284,7 @@ absl::Status Lowerer::lower_scheduled(const Block& body) {
   RETURN_IF_ERROR(into(round.body, [&]() -> absl::Status {
     assign(progress, simt::Expr::bool_const(false));
     for (RoleProgram& r : roles) {
+      const auto role_index = static_cast<uint32_t>(&r - roles.data());
       role_ = r.name;
       role_begin_ = r.begin;
       role_threads_ = r.threads;
@@ -291,6 +319,7 @@ absl::Status Lowerer::lower_scheduled(const Block& body) {
           branch.kind = simt::StmtKind::kIf;
           branch.operands.push_back(std::move(cond));
           RETURN_IF_ERROR(into(branch.body, [&]() -> absl::Status {
+            if (profile_ && n.wait != nullptr) profile_->role_wait_passed(*out_, role_index, n.site);
             tracker_.clear();
             switch (n.kind) {
               case Node::Kind::kRun: {
@@ -326,6 +355,8 @@ absl::Status Lowerer::lower_scheduled(const Block& body) {
         return absl::OkStatus();
       }));
       emit(std::move(steps));
+      if (profile_)
+        profile_->role_after_steps(*out_, role_index, bin(BinaryOp::kEq, var(r.pc), i32(static_cast<int64_t>(r.nodes.size()))));
     }
     return absl::OkStatus();
   }));

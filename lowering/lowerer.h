@@ -22,7 +22,9 @@
 #include "ir/passes/access_sets.h"
 #include "ir/verify/thread_dependence.h"
 #include "lowering/fragment_layout.h"
+#include "lowering/lower_kernel.h"
 #include "lowering/simt.h"
+#include "lowering/sync_profile.h"
 #include "lowering/target.h"
 
 namespace tilert::lowering {
@@ -93,7 +95,7 @@ class BarrierTracker {
 
 class Lowerer {
  public:
-  Lowerer(const Kernel& kernel, const TargetDescription& target);
+  Lowerer(const Kernel& kernel, const TargetDescription& target, const LowerOptions& options);
   absl::StatusOr<simt::Function> run();
 
   // ---- lower_kernel.cc ----
@@ -192,10 +194,14 @@ class Lowerer {
   absl::Status copy_async_done(const CopyAsyncOp& op);
   absl::StatusOr<simt::Expr> mbarrier_index(const MbarrierRef& ref);
   uint32_t add_sync_site(std::string barrier, uint32_t line);
+  // Sync profiling: the block's linear index from the grid, then the emitter's finishing pass.
+  absl::Status finish_profile();
 
   const Kernel& kernel_;
   const TargetDescription& target_;
+  const LowerOptions options_;
   simt::Function fn_;
+  std::optional<SyncProfileEmitter> profile_;  // when lowering with sync profiling
   simt::Body* out_ = nullptr;
   std::vector<Storage> storage_;  // by SymbolId
   std::map<SymbolId, MbarrierState> mbarriers_;
@@ -204,8 +210,8 @@ class Lowerer {
   BarrierTracker tracker_;
   int64_t scratch_budget_bytes_ = 0;
   std::map<DType, uint32_t> scratch_arrays_;
-  std::optional<uint32_t> matrix_out_;
-  bool scheduled_ = false;  // lowered as a merged role schedule (no asynchronous pipelines)  // per-subgroup staging of accumulators being copied out
+  std::optional<uint32_t> matrix_out_;  // per-subgroup staging of accumulators being copied out
+  bool scheduled_ = false;  // lowered as a merged role schedule (no asynchronous pipelines)
   // Parallel-loop context: loop variables bound to SIMT values, the iteration's slot.
   struct ParallelFrame {
     const ParallelOp* op = nullptr;

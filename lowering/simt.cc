@@ -83,7 +83,7 @@ Expr Expr::builtin(Builtin b) {
   Expr e;
   e.kind = ExprKind::kBuiltin;
   e.op = static_cast<uint8_t>(b);
-  e.type = b == Builtin::kClock ? DType::kI64 : DType::kI32;
+  e.type = b == Builtin::kClock || b == Builtin::kCycles ? DType::kI64 : DType::kI32;
   return e;
 }
 Expr Expr::unary(UnaryOp op, Expr a) {

@@ -33,7 +33,8 @@ enum class Space : uint8_t { kGlobal, kShared, kPrivate };
 std::string_view space_name(Space s);
 
 // Values every thread can read. All are i32 except kClock (i64, a cycle or nanosecond counter; an
-// emitter for a target without one reports an error).
+// emitter for a target without one reports an error) and kCycles (i64, the processor's cycle
+// counter: fine-grained, comparable only within one workgroup; PTX %clock64).
 // X(enumerator, spelling)
 #define TILERT_SIMT_BUILTINS(X)                                                         \
   X(kLocalId, "local_id")             /* the thread's index in its workgroup, 0..threads-1 */ \
@@ -43,7 +44,8 @@ std::string_view space_name(Space s);
   X(kSubgroupSize, "subgroup_size")   /* lanes per subgroup, a run-time value */        \
   X(kSubgroupLane, "subgroup_lane")   /* the thread's lane in its subgroup */           \
   X(kSubgroupId, "subgroup_id")       /* the subgroup's index in the workgroup */       \
-  X(kClock, "clock")
+  X(kClock, "clock")                                                                    \
+  X(kCycles, "cycles")
 
 enum class Builtin : uint8_t {
 #define TILERT_X(e, s) e,
@@ -64,7 +66,9 @@ std::string_view builtin_name(Builtin b);
   X(kCast, "cast")          /* type is the target; args[0] the value */                   \
   X(kLoad, "load")          /* space, id (array), args[0] the i32 element index */        \
   X(kSubgroupReduce, "subgroup_reduce") /* op: tilert::ReduceKind; args[0]: the value of \
-                                           every active lane combined, result on all lanes */
+                                           every lane combined, result on all lanes; only in \
+                                           control flow uniform across the subgroup, whose  \
+                                           lanes all exist (PTX shuffles with a full mask) */
 
 enum class ExprKind : uint8_t {
 #define TILERT_X(e, s) e,
@@ -208,11 +212,20 @@ enum class StatusCode : uint32_t {
                   // [2] workgroup id y, [3] workgroup id x
 };
 
-// A wait the status record can name: which barrier and which role waited there.
+// A wait the status record or a sync profile can name: which barrier and which role waited there.
 struct SyncSite {
   std::string barrier;  // "mbarrier full", "named barrier"
   std::string role;     // "producer", or "block" outside roles
   uint32_t line = 0;
+};
+
+// One timeline lane of a sync profile: a subgroup ("warp 3", its barrier waits) or a role of the
+// merged schedule ("producer": the time it could not proceed).
+struct ProfileLane {
+  std::string name;
+  bool is_role = false;
+  int64_t first_thread = 0, threads = 0;
+  bool operator==(const ProfileLane&) const = default;
 };
 
 struct Function {
@@ -225,6 +238,10 @@ struct Function {
   Body body;
   int32_t status_param = -1;         // index of the status record parameter; -1: none
   std::vector<SyncSite> sync_sites;  // indexed by the status record's barrier word
+  // The sync profile record (lowering/sync_profile.h), when lowered with profiling: the u32 array
+  // parameter's index (-1: none) and its lanes: one per subgroup, then one per scheduled role.
+  int32_t profile_param = -1;
+  std::vector<ProfileLane> profile_lanes;
   bool uses_subgroup_ops = false;    // subgroup builtins, reductions or barriers appear
   bool uses_matrices() const { return !matrices.empty(); }
 

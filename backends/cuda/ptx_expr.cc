@@ -185,6 +185,11 @@ absl::StatusOr<PtxValue> FunctionEmitter::builtin(const Expr& e) {
       line(absl::StrCat("mov.u64 ", out.reg, ", %globaltimer"));
       return out;
     }
+    case simt::Builtin::kCycles: {
+      PtxValue out = new_value(DType::kI64);
+      line(absl::StrCat("mov.u64 ", out.reg, ", %clock64"));
+      return out;
+    }
   }
   return error(absl::StrCat("unknown builtin #", static_cast<int>(e.op)));
 }

@@ -60,6 +60,7 @@ std::string Emitter::builtin(simt::Builtin b) {
       return op(absl::StrCat("lshr i32 ", tid, ", ", wave_size_ == 32 ? 5 : 6));
     }
     case simt::Builtin::kClock:
+    case simt::Builtin::kCycles:  // both read the shader cycle counter here
       // s_memtime is gone from gfx11; there LLVM reads the shader cycle counter instead.
       if (target_.arch.rfind("gfx1", 0) == 0 && target_.arch.size() >= 7) {
         declare("declare i64 @llvm.readcyclecounter()");

@@ -13,12 +13,6 @@
 namespace tilert::profile {
 namespace {
 
-// The launch's tensors in host memory, one per tensor parameter.
-struct HostTensors {
-  std::vector<std::vector<uint8_t>> bytes;  // by parameter position (empty for scalars)
-  std::vector<cpu::ArgValue> args;
-};
-
 // Floats uniform in [-1, 1], small integers: the value ranges `tilert run` uses, so a profile
 // sees the control flow a run does.
 double random_element(std::mt19937_64& rng, DType dtype) {
@@ -31,8 +25,10 @@ double random_element(std::mt19937_64& rng, DType dtype) {
   return 0.0;
 }
 
-absl::StatusOr<HostTensors> make_arguments(const Kernel& kernel, std::span<const check::ScalarValue> scalars,
-                                           uint64_t seed) {
+}  // namespace
+
+absl::StatusOr<HostTensors> make_profile_inputs(const Kernel& kernel, std::span<const check::ScalarValue> scalars,
+                                                uint64_t seed) {
   std::vector<int64_t> param_values = check::integer_param_values(scalars);
   ASSIGN_OR_RETURN(LaunchShape shape, eval_launch_shape(kernel, param_values));
   HostTensors host;
@@ -65,6 +61,8 @@ absl::StatusOr<HostTensors> make_arguments(const Kernel& kernel, std::span<const
   return host;
 }
 
+namespace {
+
 absl::StatusOr<double> timed_launch(const Kernel& kernel, const HostTensors& host, const ProfileOptions& options) {
   cpu::RunOptions run;
   run.num_threads = options.num_threads;
@@ -74,6 +72,13 @@ absl::StatusOr<double> timed_launch(const Kernel& kernel, const HostTensors& hos
 }
 
 }  // namespace
+
+std::vector<const cpu::SyncLane*> ProfileResult::lanes() const {
+  if (trace != nullptr) return trace->lanes();
+  std::vector<const cpu::SyncLane*> out;
+  for (const cpu::SyncLane& lane : device_lanes) out.push_back(&lane);
+  return out;
+}
 
 double ProfileResult::overhead() const {
   if (uninstrumented_seconds <= 0.0) return 0.0;
@@ -85,7 +90,7 @@ absl::StatusOr<ProfileResult> profile_cpu_launch(const Kernel& kernel, std::span
   if (scalars.size() != kernel.num_params)
     return absl::InvalidArgumentError(absl::StrCat("kernel ", kernel.name, ": expects ", kernel.num_params,
                                                    " parameter values, got ", scalars.size()));
-  ASSIGN_OR_RETURN(HostTensors host, make_arguments(kernel, scalars, options.seed));
+  ASSIGN_OR_RETURN(HostTensors host, make_profile_inputs(kernel, scalars, options.seed));
   ProfileResult result;
   result.repeat = std::max(1, options.repeat);
   result.instrumented_seconds = std::numeric_limits<double>::infinity();

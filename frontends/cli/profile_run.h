@@ -1,14 +1,18 @@
 // The profiled launch behind `tilert profile`: seeded random inputs (as `tilert run` draws them),
-// then the same launch on the CPU backend without and with the sync trace (backends/cpu/
-// sync_trace.h), each timed on the host, so the trace comes with the overhead it cost.
+// then the same launch without and with the sync instrumentation, each timed on the host, so the
+// trace comes with the overhead it cost. On the CPU backend the instrumentation is its sync trace
+// (backends/cpu/sync_trace.h); on a GPU it is the lowering's (lowering/sync_profile.h, see
+// profile_gpu.h).
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <span>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/sync_trace.h"
 #include "frontends/cli/scalar_values.h"
 #include "ir/kernel.h"
@@ -22,15 +26,30 @@ struct ProfileOptions {
 };
 
 struct ProfileResult {
-  // The trace of the last instrumented launch; its lanes are the report's input.
+  // The trace of the last instrumented launch (CPU), or the lanes a GPU launch recorded; either
+  // way lanes() are the report's input.
   std::unique_ptr<cpu::SyncTrace> trace;
+  std::deque<cpu::SyncLane> device_lanes;
+  int64_t dropped_waits = 0;  // GPU: waits past the record's room, missing from the lanes
   double instrumented_seconds = 0.0;
   double uninstrumented_seconds = 0.0;
   int repeat = 1;
 
   // Extra time the instrumentation cost, relative to the uninstrumented launch (0.05: 5%).
   double overhead() const;
+  std::vector<const cpu::SyncLane*> lanes() const;
 };
+
+// The launch's tensors in host memory, one per tensor parameter.
+struct HostTensors {
+  std::vector<std::vector<uint8_t>> bytes;  // by parameter position (empty for scalars)
+  std::vector<cpu::ArgValue> args;
+};
+
+// Seeded random inputs for every tensor parameter, in the value ranges `tilert run` uses, so a
+// profile sees the control flow a run does. ResourceExhausted past kMaxProfiledElements.
+absl::StatusOr<HostTensors> make_profile_inputs(const Kernel& kernel, std::span<const check::ScalarValue> scalars,
+                                                uint64_t seed);
 
 // Total tensor elements a profiled launch accepts: the CPU backend interprets every element.
 inline constexpr int64_t kMaxProfiledElements = int64_t{1} << 26;

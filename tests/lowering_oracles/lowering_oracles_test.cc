@@ -55,10 +55,10 @@ struct Tally {
 };
 
 void check_pair(const std::string& where, const Kernel& kernel, const OracleTarget& t,
-                Tally& tally) {
-  const std::string pair = where + " " + t.label;
+                Tally& tally, const lowering::LowerOptions& options = {}) {
+  const std::string pair = where + " " + t.label + (options.sync_profile ? " (sync profile)" : "");
   ++tally.checked;
-  absl::StatusOr<simt::Function> f = lowering::lower_kernel(kernel, t.target);
+  absl::StatusOr<simt::Function> f = lowering::lower_kernel(kernel, t.target, options);
   ExpectedLoweringError expected = expected_lowering_error(kernel);
   if (expected.code != absl::StatusCode::kOk) {
     const bool as_expected = !f.ok() && f.status().code() == expected.code &&
@@ -79,6 +79,10 @@ void check_pair(const std::string& where, const Kernel& kernel, const OracleTarg
     std::printf("%s: FAIL lower_kernel: %s\n", pair.c_str(), f.status().ToString().c_str());
     FAIL_CHECK(pair, ": lower_kernel: ", f.status().ToString());
     return;
+  }
+  if (options.sync_profile) {  // the record is the last parameter, after the status record
+    CHECK_MESSAGE(f->profile_param == static_cast<int32_t>(f->params.size()) - 1, pair);
+    CHECK_MESSAGE(f->status_param == f->profile_param - 1, pair);
   }
   OracleResult r = check_with_oracle(*f, t);
   switch (r.kind) {
@@ -111,6 +115,30 @@ TEST_CASE("every kernel lowers for every target and passes the target's own tool
     }
   }
   std::printf("lowering oracles: %d (kernel, target) pairs: %d passed, %d expected errors, "
+              "%d skipped (tool missing), %d failed\n",
+              tally.checked, tally.passed, tally.expected_errors, tally.skipped, tally.failed);
+  CHECK(tally.checked > 0);
+  CHECK(tally.failed == 0);
+}
+
+// The instrumented lowering behind `tilert profile --device cuda` must assemble wherever the plain
+// one does (its launcher is CUDA's; sm_90a is checked, the instrumentation is the same on sm_80).
+TEST_CASE("every kernel lowered with sync profiling passes ptxas") {
+  std::vector<OracleTarget> targets = oracle_targets();
+  std::erase_if(targets, [](const OracleTarget& t) {
+    return t.oracle != Oracle::kPtxas || t.target.name() != "ptx:sm_90a";
+  });
+  REQUIRE(!targets.empty());
+  Tally tally;
+  for (const fs::path& file : tile_files()) {
+    absl::StatusOr<Module> module = parse_tile(read_text(file), file.filename().string());
+    REQUIRE_MESSAGE(module.ok(), file.string(), ": ", module.status().ToString());
+    for (const Kernel& kernel : module->kernels) {
+      const std::string where = file.filename().string() + ":" + kernel.name;
+      for (const OracleTarget& t : targets) check_pair(where, kernel, t, tally, {.sync_profile = true});
+    }
+  }
+  std::printf("sync-profiled lowering: %d (kernel, target) pairs: %d passed, %d expected errors, "
               "%d skipped (tool missing), %d failed\n",
               tally.checked, tally.passed, tally.expected_errors, tally.skipped, tally.failed);
   CHECK(tally.checked > 0);

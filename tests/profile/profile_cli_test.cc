@@ -132,15 +132,36 @@ TEST_CASE("tilert profile reads bytecode as well as text") {
   CHECK(waits["consumer"] == 1);
 }
 
-TEST_CASE("tilert profile: devices other than cpu are refused") {
+TEST_CASE("tilert profile: devices other than cpu and cuda are refused") {
   TempDir dir;
-  CliResult r = run_profile(dir, "'" + kGemmWs + "' --device cuda");
+  CliResult r = run_profile(dir, "'" + kGemmWs + "' --device vulkan:0");
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("profiling on cuda is not supported yet") != std::string::npos);
+  CHECK(r.err.find("'vulkan:0': profiling supports cpu and cuda[:N]") != std::string::npos);
   CHECK(r.out.empty());
-  r = run_profile(dir, "'" + kGemmWs + "' --device vulkan:0");
+  r = run_profile(dir, "'" + kGemmWs + "' --device cuda:x");
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("profiling on vulkan:0 is not supported yet") != std::string::npos);
+}
+
+// Where a CUDA device is present (the GPU machine), the instrumented lowering runs there: one row
+// per role with its waits (one per k step of the 256-deep K loop: 8 steps) and one per warp.
+// Elsewhere the launch must fail with the driver's reason, not pretend.
+TEST_CASE("tilert profile --device cuda: a device-side profile, or why there is none") {
+  TempDir dir;
+  CliResult r = run_profile(dir, "'" + kGemmWs + "' --device cuda --trace '" + dir.file("t.json") + "'");
+  if (r.exit_code != 0) {
+    MESSAGE("no CUDA profile here: ", r.err);
+    CHECK(r.exit_code == 1);
+    CHECK((r.err.find("libcuda") != std::string::npos || r.err.find("CUDA") != std::string::npos));
+    return;
+  }
+  CHECK(r.out.find("device: cuda:0 (instrumented lowering") != std::string::npos);
+  std::map<std::string, int> waits = table_waits(r.out);
+  const int blocks = 4;  // M = N = 256 by default: 2 x 2 blocks of 128 x 128
+  CHECK(waits["producer"] == 8 * blocks);
+  CHECK(waits["consumer"] == 8 * blocks);
+  for (int w = 0; w < 8; ++w) CHECK(waits.count("subgroup-" + std::to_string(w)) == 1);
+  nlohmann::json trace = nlohmann::json::parse(read_file(dir.file("t.json")));
+  CHECK(trace["traceEvents"].size() > 0);
 }
 
 TEST_CASE("tilert profile: usage and input errors") {

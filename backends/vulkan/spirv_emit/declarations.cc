@@ -302,7 +302,8 @@ Id Emitter::builtin(simt::Builtin which) {
       return scalar(which == Builtin::kSubgroupSize   ? spv::BuiltIn::SubgroupSize
                     : which == Builtin::kSubgroupLane ? spv::BuiltIn::SubgroupLocalInvocationId
                                                       : spv::BuiltIn::SubgroupId);
-    case Builtin::kClock: {
+    case Builtin::kClock:
+    case Builtin::kCycles: {  // both read the subgroup's cycle clock here
       if (!o_.shader_clock) {
         return fail(absl::UnimplementedError(
             "the clock builtin needs VK_KHR_shader_clock, which this device lacks"));
