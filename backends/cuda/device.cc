@@ -2,6 +2,7 @@
 // device's primary context current on the calling thread, so any runtime thread may call.
 #include "backends/cuda/device.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <thread>
@@ -78,20 +79,75 @@ absl::Status Device::zero(uint64_t address, size_t words32) const {
                "cuMemsetD32");
 }
 
+namespace {
+
+// The JIT's log, up to its terminating NUL, appended to `status`.
+absl::Status with_jit_log(absl::Status status, std::string log) {
+  log.resize(std::min(log.size(), log.find('\0')));
+  if (log.empty()) return status;
+  return absl::Status(status.code(), absl::StrCat(status.message(), "\nJIT log:\n", log));
+}
+
+}  // namespace
+
 absl::StatusOr<std::shared_ptr<Module>> Device::load_module(const std::string& ptx) const {
+  return load_image(ptx.c_str(), "PTX");
+}
+
+absl::StatusOr<std::shared_ptr<Module>> Device::load_module_image(std::string_view image) const {
+  // cuModuleLoadDataEx reads anything without an ELF header as NUL-terminated PTX text.
+  if (!image.starts_with("\x7f" "ELF"))
+    return absl::InvalidArgumentError("cuModuleLoadDataEx: not a CUDA binary (no ELF header)");
+  return load_image(image.data(), "binary");
+}
+
+absl::StatusOr<std::shared_ptr<Module>> Device::load_image(const void* image, std::string_view what) const {
   RETURN_IF_ERROR(make_current());
   std::string error_log(kJitLogBytes, '\0');
   CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void* values[] = {error_log.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(kJitLogBytes))};
   CUmodule module = nullptr;
-  CUresult r = api(*driver_).cuModuleLoadDataEx(&module, ptx.c_str(), 2, options, values);
-  if (r != CUDA_SUCCESS) {
-    error_log.resize(error_log.find('\0') == std::string::npos ? error_log.size() : error_log.find('\0'));
-    absl::Status status = check(*driver_, r, "cuModuleLoadDataEx");
-    return absl::Status(status.code(), absl::StrCat(status.message(), error_log.empty() ? "" : "\nJIT log:\n",
-                                                    error_log));
-  }
+  CUresult r = api(*driver_).cuModuleLoadDataEx(&module, image, 2, options, values);
+  if (r != CUDA_SUCCESS)
+    return with_jit_log(check(*driver_, r, absl::StrCat("cuModuleLoadDataEx (", av(what), ")")),
+                        std::move(error_log));
   return std::shared_ptr<Module>(new Module(shared_from_this(), module));
+}
+
+bool Device::can_compile() const {
+  const DriverApi& cu = api(*driver_);
+  return cu.cuLinkCreate != nullptr && cu.cuLinkAddData != nullptr && cu.cuLinkComplete != nullptr &&
+         cu.cuLinkDestroy != nullptr;
+}
+
+absl::StatusOr<std::string> Device::compile_ptx(const std::string& ptx) const {
+  if (!can_compile())
+    return absl::UnavailableError(absl::StrCat(driver_->library_name(),
+                                               " lacks cuLinkCreate / cuLinkAddData / cuLinkComplete / "
+                                               "cuLinkDestroy: PTX cannot be compiled ahead of loading"));
+  RETURN_IF_ERROR(make_current());
+  const DriverApi& cu = api(*driver_);
+  // The binary is for the current context's device (CU_JIT_TARGET_FROM_CUCONTEXT, the default).
+  std::string error_log(kJitLogBytes, '\0');
+  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void* values[] = {error_log.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(kJitLogBytes))};
+  CUlinkState link = nullptr;
+  CU_RETURN_IF_ERROR(*driver_, cu.cuLinkCreate(2, options, values, &link), "cuLinkCreate");
+  // The binary cuLinkComplete returns belongs to the link state: copied out before it is destroyed.
+  std::string binary;
+  CUresult r = cu.cuLinkAddData(link, CU_JIT_INPUT_PTX, const_cast<char*>(ptx.c_str()), ptx.size() + 1,
+                                "tilert.ptx", 0, nullptr, nullptr);
+  absl::Status status = check(*driver_, r, "cuLinkAddData (PTX)");
+  if (status.ok()) {
+    void* image = nullptr;
+    size_t size = 0;
+    status = check(*driver_, cu.cuLinkComplete(link, &image, &size), "cuLinkComplete");
+    if (status.ok()) binary.assign(static_cast<const char*>(image), size);
+  }
+  cu.cuLinkDestroy(link);
+  if (!status.ok()) return with_jit_log(std::move(status), std::move(error_log));
+  if (binary.empty()) return absl::InternalError("cuLinkComplete returned an empty binary");
+  return binary;
 }
 
 Module::~Module() {

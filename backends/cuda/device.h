@@ -1,6 +1,7 @@
-// One CUDA device through its primary context: device memory, modules JIT-compiled from PTX,
-// streams, launches and synchronization with a host-side time limit. CUDA handles appear as
-// opaque values so that users of this header need no cuda.h.
+// One CUDA device through its primary context: device memory, modules JIT-compiled from PTX or
+// loaded from binaries the driver compiled before, streams, launches and synchronization with a
+// host-side time limit. CUDA handles appear as opaque values so that users of this header need
+// no cuda.h.
 #pragma once
 
 #include <cstddef>
@@ -16,7 +17,7 @@ namespace tilert::cuda {
 
 class Device;
 
-// A module loaded from PTX; unloaded when the last holder lets go.
+// A module loaded from PTX or a binary; unloaded when the last holder lets go.
 class Module {
  public:
   ~Module();
@@ -76,8 +77,18 @@ class Device : public std::enable_shared_from_this<Device> {
   absl::Status download(void* dst, uint64_t address, size_t bytes) const;
   absl::Status zero(uint64_t address, size_t words32) const;
 
-  // JIT-compiles `ptx`; a failure carries the JIT's error log.
+  // JIT-compiles `ptx` and loads it; a failure carries the JIT's error log.
   absl::StatusOr<std::shared_ptr<Module>> load_module(const std::string& ptx) const;
+  // Whether the driver has the linker compile_ptx needs (cuLink*, optional entry points).
+  bool can_compile() const;
+  // The driver's compile of `ptx` for this device (cuLinkCreate / cuLinkAddData /
+  // cuLinkComplete) as a binary (a cubin) that load_module_image takes, here or in a later
+  // process on the same device and driver. A failure carries the JIT's error log; Unavailable
+  // when the driver lacks the linker.
+  absl::StatusOr<std::string> compile_ptx(const std::string& ptx) const;
+  // Loads a binary from compile_ptx; a failure (a binary for another device, say) carries the
+  // driver's error log. InvalidArgument, before any driver call, for bytes without an ELF header.
+  absl::StatusOr<std::shared_ptr<Module>> load_module_image(std::string_view image) const;
   absl::StatusOr<std::shared_ptr<Stream>> create_stream() const;
 
   // Launches `function` (from load_module) with `params` (one pointer per kernel parameter, to
@@ -89,6 +100,8 @@ class Device : public std::enable_shared_from_this<Device> {
   absl::Status synchronize(const Stream& stream, std::string_view kernel, int64_t timeout_ms) const;
 
  private:
+  // cuModuleLoadDataEx of `image` (PTX text or a binary); `what` names it in errors.
+  absl::StatusOr<std::shared_ptr<Module>> load_image(const void* image, std::string_view what) const;
   Device(std::shared_ptr<Driver> driver, int ordinal, int device, void* context)
       : driver_(std::move(driver)), ordinal_(ordinal), device_(device), context_(context) {}
   std::shared_ptr<Driver> driver_;

@@ -22,6 +22,13 @@ using GetProcAddressV1 = CUresult (*)(const char*, void**, int, cuuint64_t);
 
 }  // namespace
 
+absl::StatusOr<std::string> ptx_target_name(const DeviceInfo& info) {
+  if (info.compute_major == 9 && info.compute_minor == 0) return std::string("ptx:sm_90a");
+  if (info.compute_major >= 8) return std::string("ptx:sm_80");
+  return absl::UnavailableError(absl::StrCat("compute capability ", info.compute_major, ".", info.compute_minor,
+                                             " is below 8.0"));
+}
+
 std::vector<std::string> default_library_names() { return {"libcuda.so.1", "libcuda.so"}; }
 
 Driver::Driver(void* handle, std::string library_name)

@@ -24,6 +24,10 @@ struct DeviceInfo {
   int driver_version = 0;             // 12040 for CUDA 12.4
 };
 
+// The PTX target tilert lowers for a device: "ptx:sm_90a" for compute capability 9.0, "ptx:sm_80"
+// for the rest from 8.0 on; Unavailable below 8.0.
+absl::StatusOr<std::string> ptx_target_name(const DeviceInfo& info);
+
 // The library names tried in order when none are given: libcuda.so.1, libcuda.so.
 std::vector<std::string> default_library_names();
 

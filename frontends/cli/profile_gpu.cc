@@ -46,14 +46,6 @@ void add_device_lanes(const simt::Function& f, const std::vector<lowering::Profi
 
 namespace {
 
-// The PTX target the runtime uses for a device (runtime/backends/cuda.cc).
-absl::StatusOr<std::string> ptx_target(const cuda::DeviceInfo& info) {
-  if (info.compute_major == 9 && info.compute_minor == 0) return std::string("ptx:sm_90a");
-  if (info.compute_major >= 8) return std::string("ptx:sm_80");
-  return absl::UnavailableError(absl::StrCat("compute capability ", info.compute_major, ".", info.compute_minor,
-                                             " is below 8.0"));
-}
-
 // Device memory freed with its owner.
 class DeviceMemory {
  public:
@@ -96,7 +88,7 @@ absl::StatusOr<ProfileResult> profile_cuda_launch(const Kernel& kernel, std::spa
   ASSIGN_OR_RETURN(std::vector<cuda::DeviceInfo> infos, driver->devices());
   if (ordinal < 0 || ordinal >= static_cast<int>(infos.size()))
     return absl::NotFoundError(absl::StrCat("no device cuda:", ordinal, " (the driver reports ", infos.size(), ")"));
-  ASSIGN_OR_RETURN(std::string target_name, ptx_target(infos[ordinal]));
+  ASSIGN_OR_RETURN(std::string target_name, cuda::ptx_target_name(infos[ordinal]));
   ASSIGN_OR_RETURN(lowering::TargetDescription target, lowering::parse_target(target_name));
   ASSIGN_OR_RETURN(std::shared_ptr<cuda::Device> device, cuda::Device::open(driver, ordinal));
 

@@ -1,19 +1,28 @@
 // The cuda backend row: NVIDIA GPUs through the CUDA driver API (libcuda loaded at run time,
 // backends/cuda). A module is prepared per device: lower_kernel for the device's PTX target,
-// one PTX module with every kernel, JIT-compiled by the driver. Each prepared module owns a
+// then one binary with every kernel: from the disk cache of driver-compiled binaries
+// (backends/cuda/module_cache.h) when it holds one for this module, device and driver, else one
+// PTX module compiled by the driver and stored there. Each prepared module owns a
 // zeroed status record per kernel; launches pass it as the lowering's last parameter and sync
 // reads back the records of the kernels it waited for.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "backends/cuda/code_version.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda/driver.h"
+#include "backends/cuda/kernel_params.h"
+#include "backends/cuda/module_cache.h"
 #include "backends/cuda/ptx_emit.h"
+#include "ir/bytecode/bytecode.h"
 #include "ir/status.h"
 #include "lowering/lower_kernel.h"
 #include "runtime/backend.h"
@@ -45,14 +54,6 @@ const CudaSystem& cuda_system() {
     return s;
   }();
   return *system;
-}
-
-// The PTX target for a compute capability: sm_90a for 9.0, sm_80 for the rest from 8.0 on.
-absl::StatusOr<std::string> target_name(const cuda::DeviceInfo& info) {
-  if (info.compute_major == 9 && info.compute_minor == 0) return std::string("ptx:sm_90a");
-  if (info.compute_major >= 8) return std::string("ptx:sm_80");
-  return absl::UnavailableError(absl::StrCat("compute capability ", info.compute_major, ".",
-                                             info.compute_minor, " is below 8.0"));
 }
 
 struct CudaDeviceState {
@@ -103,7 +104,7 @@ absl::StatusOr<std::vector<DeviceRecord>> enumerate_cuda_devices() {
     record.features = absl::StrCat("sm_", info.compute_major, info.compute_minor, ",",
                                    info.multiprocessors, " SMs,", capabilities);
     record.shared_memory_limit = info.shared_memory_optin;
-    absl::StatusOr<std::string> target = target_name(info);
+    absl::StatusOr<std::string> target = cuda::ptx_target_name(info);
     if (!target.ok()) record.cannot_run_kernels = std::string(target.status().message());
     auto state = std::make_shared<CudaDeviceState>();
     state->info = info;
@@ -153,20 +154,78 @@ struct CudaModule : std::enable_shared_from_this<CudaModule> {
   }
 };
 
+// TILERT_CACHE_DEBUG set (to anything but "" or "0"): one line on stderr per prepared module
+// saying what the compiled-module cache did and, on a miss or when it is off, why.
+void cache_note(std::string_view what) {
+  const char* debug = std::getenv("TILERT_CACHE_DEBUG");
+  if (debug == nullptr || *debug == '\0' || std::string_view(debug) == "0") return;
+  std::fprintf(stderr, "tilert: cuda module cache: %.*s\n", static_cast<int>(what.size()), what.data());
+}
+
+// The module's code loaded on the device. With the cache on: the stored binary when there is
+// one for this module, target, device and driver (no PTX emission, no JIT); else the PTX
+// emitted, compiled by the driver, stored and loaded. With the cache off, or a driver without
+// the linker, the PTX is loaded directly, as the driver JIT-compiles it.
+absl::StatusOr<std::shared_ptr<cuda::Module>> load_code(const cuda::Device& device,
+                                                       const cuda::DeviceInfo& info,
+                                                       const std::string& target_name,
+                                                       const lowering::TargetDescription& target,
+                                                       const Module& module,
+                                                       const std::vector<simt::Function>& functions) {
+  cuda::ModuleCache cache = cuda::ModuleCache::from_environment();
+  if (!cache.enabled() || !device.can_compile()) {
+    cache_note(absl::StrCat("off: ", cache.enabled() ? "the driver has no cuLink* entry points"
+                                                     : cache.disabled_reason()));
+    ASSIGN_OR_RETURN(std::string ptx, cuda::emit_ptx_module(functions, target));
+    return device.load_module(ptx);
+  }
+  // The module's bytecode rather than its input: one key for a .tile file and the .tbc made from
+  // it, and nothing (comments, spacing) that cannot change the code.
+  const std::vector<uint8_t> bytecode = write_bytecode(module);
+  cuda::ModuleCacheKeyInputs inputs;
+  inputs.module_bytes = bytecode;
+  for (const simt::Function& f : functions) inputs.kernel_names.push_back(f.name);
+  inputs.target = target_name;
+  inputs.code_version = std::string(cuda::generated_code_version());
+  inputs.compute_major = info.compute_major;
+  inputs.compute_minor = info.compute_minor;
+  inputs.driver_version = info.driver_version;
+  const cuda::ModuleCacheKey key = cuda::module_cache_key(inputs);
+
+  std::string miss;
+  if (std::optional<std::string> binary = cache.lookup(key, &miss)) {
+    absl::StatusOr<std::shared_ptr<cuda::Module>> loaded = device.load_module_image(*binary);
+    if (loaded.ok()) {
+      cache_note(absl::StrCat("hit ", cache.entry_path(key)));
+      return loaded;
+    }
+    // An entry that passes its checks but that the driver refuses is compiled again and replaced.
+    miss = absl::StrCat(cache.entry_path(key), ": the driver refused it: ", loaded.status().message());
+  }
+  cache_note(absl::StrCat("miss ", miss));
+  ASSIGN_OR_RETURN(std::string ptx, cuda::emit_ptx_module(functions, target));
+  ASSIGN_OR_RETURN(std::string binary, device.compile_ptx(ptx));
+  // A failed store turns the cache off for this load only; the module loads all the same.
+  if (absl::Status stored = cache.store(key, binary); !stored.ok())
+    cache_note(absl::StrCat("not stored: ", stored.message()));
+  return device.load_module_image(binary);
+}
+
 absl::StatusOr<std::shared_ptr<void>> cuda_module_prepare(const DeviceRecord& record,
                                                           const Module& module) {
   CudaDeviceState& state = state_of(record);
-  ASSIGN_OR_RETURN(std::string name, target_name(state.info));
+  ASSIGN_OR_RETURN(std::string name, cuda::ptx_target_name(state.info));
   ASSIGN_OR_RETURN(lowering::TargetDescription target, lowering::parse_target(name));
   auto prepared = std::make_shared<CudaModule>();
   ASSIGN_OR_RETURN(prepared->device, state.open());
+  // Lowered even when the cache holds the binary: launches need the functions' metadata.
   for (const Kernel& kernel : module.kernels) {
     ASSIGN_OR_RETURN(simt::Function f, lowering::lower_kernel(kernel, target));
     prepared->functions.push_back(std::move(f));
   }
   if (prepared->functions.empty()) return std::shared_ptr<void>(prepared);
-  ASSIGN_OR_RETURN(std::string ptx, cuda::emit_ptx_module(prepared->functions, target));
-  ASSIGN_OR_RETURN(prepared->module, prepared->device->load_module(ptx));
+  ASSIGN_OR_RETURN(prepared->module, load_code(*prepared->device, state.info, name, target, module,
+                                               prepared->functions));
   for (const simt::Function& f : prepared->functions) {
     ASSIGN_OR_RETURN(void* entry, prepared->module->function(f.name));
     prepared->entries.push_back(entry);
@@ -197,28 +256,11 @@ absl::StatusOr<std::shared_ptr<void>> cuda_stream_create(const DeviceRecord& rec
   return std::shared_ptr<void>(stream);
 }
 
-// One kernel parameter's bytes, as the PTX entry declares it (backends/cuda/README.md).
-struct ParamSlot {
-  alignas(8) unsigned char bytes[8] = {};
-};
-
-ParamSlot scalar_slot(DType type, const LaunchValue& value) {
+// A scalar launch value as the PTX entry declares it (backends/cuda/kernel_params.h).
+cuda::ParamSlot scalar_slot(DType type, const LaunchValue& value) {
   const bool is_int = std::holds_alternative<int64_t>(value);
   const int64_t i = is_int ? std::get<int64_t>(value) : static_cast<int64_t>(std::get<double>(value));
-  const double f = is_int ? static_cast<double>(i) : std::get<double>(value);
-  ParamSlot slot;
-  auto put = [&](const auto& v) { std::memcpy(slot.bytes, &v, sizeof v); };
-  switch (type) {
-    case DType::kI8: case DType::kI32: put(static_cast<int32_t>(i)); break;
-    case DType::kBool: put(static_cast<uint32_t>(i != 0)); break;
-    case DType::kU8: case DType::kU32: put(static_cast<uint32_t>(i)); break;
-    case DType::kI64: put(i); break;
-    case DType::kF16: put(f32_to_f16_bits(static_cast<float>(f))); break;
-    case DType::kBF16: put(f32_to_bf16_bits(static_cast<float>(f))); break;
-    case DType::kF32: put(static_cast<float>(f)); break;
-    case DType::kF64: put(f); break;
-  }
-  return slot;
+  return cuda::scalar_param(type, i, is_int ? static_cast<double>(i) : std::get<double>(value));
 }
 
 absl::Status cuda_launch(const DeviceRecord&, void* stream_state, const LaunchRequest& request) {
@@ -228,14 +270,13 @@ absl::Status cuda_launch(const DeviceRecord&, void* stream_state, const LaunchRe
     return absl::InternalError("cuda launch: kernel not prepared");
   const simt::Function& f = prepared->functions[request.kernel_index];
 
-  std::vector<ParamSlot> slots(f.params.size());
+  std::vector<cuda::ParamSlot> slots(f.params.size());
   std::vector<void*> pointers(f.params.size());
   for (size_t i = 0; i < f.params.size(); ++i) {
     pointers[i] = slots[i].bytes;
     const simt::Param& p = f.params[i];
     if (static_cast<int32_t>(i) == f.status_param) {
-      uint64_t record = prepared->status_record(request.kernel_index);
-      std::memcpy(slots[i].bytes, &record, 8);
+      slots[i] = cuda::address_param(prepared->status_record(request.kernel_index));
     } else if (i >= request.args.size()) {
       return absl::InternalError(absl::StrCat("kernel ", f.name, ": no argument for parameter ", p.name));
     } else if (p.is_array) {
@@ -247,8 +288,7 @@ absl::Status cuda_launch(const DeviceRecord&, void* stream_state, const LaunchRe
         return absl::InvalidArgumentError(absl::StrCat(
             "kernel ", f.name, ": tensor ", p.name, " has ", tensor->bytes / dtype_size(tensor->dtype),
             " elements; the cuda backend supports fewer than 2^31"));
-      uint64_t address = address_of(tensor->memory);
-      std::memcpy(slots[i].bytes, &address, 8);
+      slots[i] = cuda::address_param(address_of(tensor->memory));
     } else {
       slots[i] = scalar_slot(p.type, request.args[i]);
     }

@@ -1,4 +1,5 @@
-// The CUDA runtime layer on a real GPU: emitted PTX loaded, launched and read back; tensor-core
+// The CUDA runtime layer on a real GPU: emitted PTX loaded (directly, and compiled to a binary
+// first as the module cache does), launched and read back; tensor-core
 // matrix statements against a product computed on the host; the sync time limit; JIT errors
 // carrying the log. Without an NVIDIA driver every test prints why and skips.
 #include <doctest/doctest.h>
@@ -74,6 +75,42 @@ simt::Function test_kernel(bool big_shared) {
   return f;
 }
 
+// Runs `smoke` from `module` (built from test_kernel(big_shared)) over 1000 elements and checks
+// the results against the host's.
+void check_smoke_kernel(Device& device, const Module& module, const simt::Function& f) {
+  absl::StatusOr<void*> entry = module.function("smoke");
+  REQUIRE(entry.ok());
+  const int32_t n = 1000;
+  std::vector<float> in(n), out(n, -1.0f);
+  for (int k = 0; k < n; ++k) in[k] = -3.0f + 6.0f * k / n;
+  absl::StatusOr<uint64_t> din = device.alloc(n * 4), dout = device.alloc(n * 4);
+  REQUIRE(din.ok());
+  REQUIRE(dout.ok());
+  REQUIRE(device.upload(*din, in.data(), n * 4).ok());
+  absl::StatusOr<std::shared_ptr<Stream>> stream = device.create_stream();
+  REQUIRE(stream.ok());
+  uint64_t a = *din, b = *dout;
+  int32_t count = n;
+  void* params[] = {&a, &b, &count};
+  LaunchConfig config;
+  config.grid[0] = (n + 127) / 128;
+  config.block = 128;
+  if (uses_dynamic_shared(f)) config.dynamic_shared_bytes = static_cast<uint32_t>(f.shared_bytes());
+  absl::Status launched = device.launch(**stream, *entry, config, params, "smoke");
+  INFO(launched.ToString());
+  REQUIRE(launched.ok());
+  absl::Status synced = device.synchronize(**stream, "smoke", 10000);
+  INFO(synced.ToString());
+  REQUIRE(synced.ok());
+  REQUIRE(device.download(out.data(), *dout, n * 4).ok());
+  double worst = 0;
+  for (int k = 0; k < n; ++k) worst = std::max(worst, std::fabs(out[k] - (std::erf(in[k]) + 496.0 + 128.0)));
+  MESSAGE("dynamic shared ", uses_dynamic_shared(f), ": worst error ", worst);
+  CHECK(worst < 1e-4);  // erf's own error is < 2e-7; the sum 624 costs f32 ulps
+  device.free(*din);
+  device.free(*dout);
+}
+
 TEST_CASE("an emitted kernel runs and its results come back") {
   lowering::TargetDescription target;
   std::shared_ptr<Device> device = first_device(&target);
@@ -85,38 +122,53 @@ TEST_CASE("an emitted kernel runs and its results come back") {
     absl::StatusOr<std::shared_ptr<Module>> module = device->load_module(*ptx);
     INFO(module.status().ToString());
     REQUIRE(module.ok());
-    absl::StatusOr<void*> entry = (*module)->function("smoke");
-    REQUIRE(entry.ok());
-    const int32_t n = 1000;
-    std::vector<float> in(n), out(n, -1.0f);
-    for (int k = 0; k < n; ++k) in[k] = -3.0f + 6.0f * k / n;
-    absl::StatusOr<uint64_t> din = device->alloc(n * 4), dout = device->alloc(n * 4);
-    REQUIRE(din.ok());
-    REQUIRE(dout.ok());
-    REQUIRE(device->upload(*din, in.data(), n * 4).ok());
-    absl::StatusOr<std::shared_ptr<Stream>> stream = device->create_stream();
-    REQUIRE(stream.ok());
-    uint64_t a = *din, b = *dout;
-    int32_t count = n;
-    void* params[] = {&a, &b, &count};
-    LaunchConfig config;
-    config.grid[0] = (n + 127) / 128;
-    config.block = 128;
-    if (uses_dynamic_shared(f)) config.dynamic_shared_bytes = static_cast<uint32_t>(f.shared_bytes());
-    absl::Status launched = device->launch(**stream, *entry, config, params, "smoke");
-    INFO(launched.ToString());
-    REQUIRE(launched.ok());
-    absl::Status synced = device->synchronize(**stream, "smoke", 10000);
-    INFO(synced.ToString());
-    REQUIRE(synced.ok());
-    REQUIRE(device->download(out.data(), *dout, n * 4).ok());
-    double worst = 0;
-    for (int k = 0; k < n; ++k) worst = std::max(worst, std::fabs(out[k] - (std::erf(in[k]) + 496.0 + 128.0)));
-    MESSAGE("dynamic shared ", big, ": worst error ", worst);
-    CHECK(worst < 1e-4);  // erf's own error is < 2e-7; the sum 624 costs f32 ulps
-    device->free(*din);
-    device->free(*dout);
+    check_smoke_kernel(*device, **module, f);
   }
+}
+
+TEST_CASE("PTX compiled to a binary loads and runs as the PTX does") {
+  lowering::TargetDescription target;
+  std::shared_ptr<Device> device = first_device(&target);
+  if (device == nullptr) return;
+  if (!device->can_compile()) {
+    MESSAGE("skipped: the driver has no cuLink* entry points");
+    CHECK(device->compile_ptx("").status().code() == absl::StatusCode::kUnavailable);
+    return;
+  }
+  for (bool big : {false, true}) {
+    simt::Function f = test_kernel(big);
+    absl::StatusOr<std::string> ptx = emit_ptx(f, target);
+    REQUIRE(ptx.ok());
+    absl::StatusOr<std::string> binary = device->compile_ptx(*ptx);
+    INFO(binary.status().ToString());
+    REQUIRE(binary.ok());
+    CHECK(binary->starts_with("\x7f" "ELF"));
+    MESSAGE("binary of ", binary->size(), " bytes from ", ptx->size(), " bytes of PTX");
+    // A copy, as a cache lookup returns: the binary must not depend on the link state's memory.
+    const std::string stored = *binary;
+    absl::StatusOr<std::shared_ptr<Module>> module = device->load_module_image(stored);
+    INFO(module.status().ToString());
+    REQUIRE(module.ok());
+    check_smoke_kernel(*device, **module, f);
+  }
+}
+
+TEST_CASE("a PTX error in compile_ptx carries the JIT log; a non-binary is refused") {
+  lowering::TargetDescription target;
+  std::shared_ptr<Device> device = first_device(&target);
+  if (device == nullptr) return;
+  if (device->can_compile()) {
+    absl::StatusOr<std::string> binary = device->compile_ptx(
+        ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k() { bogus_instruction; }\n");
+    REQUIRE_FALSE(binary.ok());
+    MESSAGE(binary.status().ToString());
+    CHECK(binary.status().message().find("cuLink") != std::string::npos);
+    CHECK(binary.status().message().find("bogus_instruction") != std::string::npos);
+  }
+  absl::StatusOr<std::shared_ptr<Module>> module = device->load_module_image("not a binary");
+  REQUIRE_FALSE(module.ok());
+  CHECK(module.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(module.status().message().find("no ELF header") != std::string::npos);
 }
 
 // Runs `f` (parameters A, B: `input`, C: f32, as matrix_product_kernel makes them) in one block
