@@ -246,8 +246,10 @@ absl::StatusOr<std::vector<ProfiledLane>> decode_sync_profile(const simt::Functi
     const uint32_t* h = words.data() + b * region;
     const int64_t t0 = u64(h), c0 = u64(h + 2);
     if (t0 == 0 && c0 == 0) continue;  // the block never started recording
+    // Other subgroups may read the counter a little before thread 0 reads c0: the 32-bit
+    // difference is signed (a block spans well under 2^31 cycles).
     auto time = [&](uint32_t low) {
-      int64_t c = c0 + static_cast<uint32_t>(low - static_cast<uint32_t>(c0));
+      int64_t c = c0 + static_cast<int32_t>(low - static_cast<uint32_t>(c0));
       return t0 + static_cast<int64_t>(static_cast<double>(c - c0) / rate);
     };
     for (size_t l = 0; l < f.profile_lanes.size(); ++l) {

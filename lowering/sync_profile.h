@@ -14,8 +14,9 @@
 //       count (records attempted; those past kLaneRecords are dropped), start c lo, end c lo, 0
 //       kLaneRecords records of 4 words: site (Function::sync_sites index), start c lo, end c lo, 0
 //
-// Cycle values are stored as their low 32 bits and unwrapped against the block's c0 (blocks run
-// for less than 2^32 cycles, about two seconds). The uninstrumented lowering is unchanged: none of
+// Cycle values are stored as their low 32 bits and unwrapped against the block's c0, within
+// 2^31 cycles either side (about one second: other subgroups start a little before thread 0
+// reads c0, and no block runs for that long). The uninstrumented lowering is unchanged: none of
 // this exists unless profiling is asked for.
 #pragma once
 

@@ -132,6 +132,10 @@ TEST_CASE("sync profile: decoding turns cycles into time with the launch's clock
   w0[kLaneHeaderWords + 0] = 0;                // site: workgroup barrier
   w0[kLaneHeaderWords + 1] = static_cast<uint32_t>(c0 + 200);  // wrapped: low word 100
   w0[kLaneHeaderWords + 2] = static_cast<uint32_t>(c0 + 600);
+  // Subgroup 1 started 50 cycles before thread 0 read c0.
+  uint32_t* w1 = lane_at(words, f, 0, 1);
+  w1[1] = static_cast<uint32_t>(c0 - 50);
+  w1[2] = static_cast<uint32_t>(c0 + 1900);
   uint32_t* role = lane_at(words, f, 0, 2);
   role[0] = kLaneRecords + 3;  // more waits than room: 3 dropped
   role[1] = static_cast<uint32_t>(c0);
@@ -144,7 +148,7 @@ TEST_CASE("sync profile: decoding turns cycles into time with the launch's clock
   // Block 1 never recorded (a launch of one block): absent.
   absl::StatusOr<std::vector<ProfiledLane>> lanes = decode_sync_profile(f, words, 1);
   REQUIRE_MESSAGE(lanes.ok(), lanes.status().ToString());
-  REQUIRE(lanes->size() == 2);  // subgroup 1 recorded nothing
+  REQUIRE(lanes->size() == 3);
   const ProfiledLane& sg = (*lanes)[0];
   CHECK(sg.lane == 0);
   CHECK(sg.start_ns == 1'000'000);
@@ -153,7 +157,12 @@ TEST_CASE("sync profile: decoding turns cycles into time with the launch's clock
   CHECK(sg.waits[0].site == 0);
   CHECK(sg.waits[0].start_ns == 1'000'100);
   CHECK(sg.waits[0].end_ns == 1'000'300);
-  const ProfiledLane& r = (*lanes)[1];
+  const ProfiledLane& early = (*lanes)[1];
+  CHECK(early.lane == 1);
+  CHECK(early.start_ns == 999'975);
+  CHECK(early.end_ns == 1'000'950);
+  CHECK(early.waits.empty());
+  const ProfiledLane& r = (*lanes)[2];
   CHECK(r.lane == 2);
   CHECK(r.waits.size() == static_cast<size_t>(kLaneRecords));
   CHECK(r.dropped == 3);
