@@ -1,10 +1,10 @@
 // The cuda backend row: NVIDIA GPUs through the CUDA driver API (libcuda loaded at run time,
-// backends/cuda). A module is prepared per device: lower_kernel for the device's PTX target,
-// then one binary with every kernel: from the disk cache of driver-compiled binaries
-// (backends/cuda/module_cache.h) when it holds one for this module, device and driver, else one
-// PTX module compiled by the driver and stored there. Each prepared module owns a
-// zeroed status record per kernel; launches pass it as the lowering's last parameter and sync
-// reads back the records of the kernels it waited for.
+// backends/cuda). A module is prepared per device as one binary with every kernel: from the disk
+// cache of driver-compiled binaries (backends/cuda/module_cache.h) when it holds one for this
+// module, device and driver, together with the kernels' launch metadata (then nothing is
+// lowered); else lower_kernel for the device's PTX target, one PTX module compiled by the driver
+// and stored there. Each prepared module owns a zeroed status record per kernel; launches pass it
+// as the lowering's last parameter and sync reads back the records of the kernels it waited for.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +20,7 @@
 #include "backends/cuda/device.h"
 #include "backends/cuda/driver.h"
 #include "backends/cuda/kernel_params.h"
+#include "backends/cuda/launch_metadata.h"
 #include "backends/cuda/module_cache.h"
 #include "backends/cuda/ptx_emit.h"
 #include "ir/bytecode/bytecode.h"
@@ -162,29 +163,45 @@ void cache_note(std::string_view what) {
   std::fprintf(stderr, "tilert: cuda module cache: %.*s\n", static_cast<int>(what.size()), what.data());
 }
 
-// The module's code loaded on the device. With the cache on: the stored binary when there is
-// one for this module, target, device and driver (no PTX emission, no JIT); else the PTX
-// emitted, compiled by the driver, stored and loaded. With the cache off, or a driver without
-// the linker, the PTX is loaded directly, as the driver JIT-compiles it.
-absl::StatusOr<std::shared_ptr<cuda::Module>> load_code(const cuda::Device& device,
-                                                       const cuda::DeviceInfo& info,
-                                                       const std::string& target_name,
-                                                       const lowering::TargetDescription& target,
-                                                       const Module& module,
-                                                       const std::vector<simt::Function>& functions) {
+absl::StatusOr<std::vector<simt::Function>> lower_module(const Module& module,
+                                                          const lowering::TargetDescription& target) {
+  std::vector<simt::Function> functions;
+  for (const Kernel& kernel : module.kernels) {
+    ASSIGN_OR_RETURN(simt::Function f, lowering::lower_kernel(kernel, target));
+    functions.push_back(std::move(f));
+  }
+  return functions;
+}
+
+// A module's code on the device and the launch metadata of its functions.
+struct LoadedCode {
+  std::vector<simt::Function> functions;
+  std::shared_ptr<cuda::Module> module;
+};
+
+// With the cache on: the stored binary and launch metadata when there is an entry for this
+// module, target, device and driver (no lowering, no PTX emission, no JIT); else the module is
+// lowered, emitted, compiled by the driver, stored and loaded. With the cache off, or a driver
+// without the linker, the PTX is loaded directly, as the driver JIT-compiles it.
+absl::StatusOr<LoadedCode> load_code(const cuda::Device& device, const cuda::DeviceInfo& info,
+                                     const std::string& target_name, const lowering::TargetDescription& target,
+                                     const Module& module) {
+  LoadedCode code;
   cuda::ModuleCache cache = cuda::ModuleCache::from_environment();
   if (!cache.enabled() || !device.can_compile()) {
     cache_note(absl::StrCat("off: ", cache.enabled() ? "the driver has no cuLink* entry points"
                                                      : cache.disabled_reason()));
-    ASSIGN_OR_RETURN(std::string ptx, cuda::emit_ptx_module(functions, target));
-    return device.load_module(ptx);
+    ASSIGN_OR_RETURN(code.functions, lower_module(module, target));
+    ASSIGN_OR_RETURN(std::string ptx, cuda::emit_ptx_module(code.functions, target));
+    ASSIGN_OR_RETURN(code.module, device.load_module(ptx));
+    return code;
   }
   // The module's bytecode rather than its input: one key for a .tile file and the .tbc made from
   // it, and nothing (comments, spacing) that cannot change the code.
   const std::vector<uint8_t> bytecode = write_bytecode(module);
   cuda::ModuleCacheKeyInputs inputs;
   inputs.module_bytes = bytecode;
-  for (const simt::Function& f : functions) inputs.kernel_names.push_back(f.name);
+  for (const Kernel& k : module.kernels) inputs.kernel_names.push_back(k.name);
   inputs.target = target_name;
   inputs.code_version = std::string(cuda::generated_code_version());
   inputs.compute_major = info.compute_major;
@@ -193,22 +210,32 @@ absl::StatusOr<std::shared_ptr<cuda::Module>> load_code(const cuda::Device& devi
   const cuda::ModuleCacheKey key = cuda::module_cache_key(inputs);
 
   std::string miss;
-  if (std::optional<std::string> binary = cache.lookup(key, &miss)) {
-    absl::StatusOr<std::shared_ptr<cuda::Module>> loaded = device.load_module_image(*binary);
-    if (loaded.ok()) {
-      cache_note(absl::StrCat("hit ", cache.entry_path(key)));
-      return loaded;
+  if (std::optional<std::string> stored = cache.lookup(key, &miss)) {
+    absl::StatusOr<cuda::UnpackedEntry> entry = cuda::unpack_cache_entry(*stored);
+    if (!entry.ok()) {
+      miss = absl::StrCat(cache.entry_path(key), ": ", entry.status().message());
+    } else if (entry->functions.size() != module.kernels.size()) {
+      miss = absl::StrCat(cache.entry_path(key), ": launch metadata for ", entry->functions.size(), " kernels, the module has ",
+                          module.kernels.size());
+    } else {
+      absl::StatusOr<std::shared_ptr<cuda::Module>> loaded = device.load_module_image(entry->cubin);
+      if (loaded.ok()) {
+        cache_note(absl::StrCat("hit ", cache.entry_path(key)));
+        return LoadedCode{std::move(entry->functions), *std::move(loaded)};
+      }
+      // An entry that passes its checks but that the driver refuses is compiled again and replaced.
+      miss = absl::StrCat(cache.entry_path(key), ": the driver refused it: ", loaded.status().message());
     }
-    // An entry that passes its checks but that the driver refuses is compiled again and replaced.
-    miss = absl::StrCat(cache.entry_path(key), ": the driver refused it: ", loaded.status().message());
   }
   cache_note(absl::StrCat("miss ", miss));
-  ASSIGN_OR_RETURN(std::string ptx, cuda::emit_ptx_module(functions, target));
+  ASSIGN_OR_RETURN(code.functions, lower_module(module, target));
+  ASSIGN_OR_RETURN(std::string ptx, cuda::emit_ptx_module(code.functions, target));
   ASSIGN_OR_RETURN(std::string binary, device.compile_ptx(ptx));
   // A failed store turns the cache off for this load only; the module loads all the same.
-  if (absl::Status stored = cache.store(key, binary); !stored.ok())
+  if (absl::Status stored = cache.store(key, cuda::pack_cache_entry(code.functions, binary)); !stored.ok())
     cache_note(absl::StrCat("not stored: ", stored.message()));
-  return device.load_module_image(binary);
+  ASSIGN_OR_RETURN(code.module, device.load_module_image(binary));
+  return code;
 }
 
 absl::StatusOr<std::shared_ptr<void>> cuda_module_prepare(const DeviceRecord& record,
@@ -218,14 +245,10 @@ absl::StatusOr<std::shared_ptr<void>> cuda_module_prepare(const DeviceRecord& re
   ASSIGN_OR_RETURN(lowering::TargetDescription target, lowering::parse_target(name));
   auto prepared = std::make_shared<CudaModule>();
   ASSIGN_OR_RETURN(prepared->device, state.open());
-  // Lowered even when the cache holds the binary: launches need the functions' metadata.
-  for (const Kernel& kernel : module.kernels) {
-    ASSIGN_OR_RETURN(simt::Function f, lowering::lower_kernel(kernel, target));
-    prepared->functions.push_back(std::move(f));
-  }
-  if (prepared->functions.empty()) return std::shared_ptr<void>(prepared);
-  ASSIGN_OR_RETURN(prepared->module, load_code(*prepared->device, state.info, name, target, module,
-                                               prepared->functions));
+  if (module.kernels.empty()) return std::shared_ptr<void>(prepared);
+  ASSIGN_OR_RETURN(LoadedCode code, load_code(*prepared->device, state.info, name, target, module));
+  prepared->functions = std::move(code.functions);
+  prepared->module = std::move(code.module);
   for (const simt::Function& f : prepared->functions) {
     ASSIGN_OR_RETURN(void* entry, prepared->module->function(f.name));
     prepared->entries.push_back(entry);
