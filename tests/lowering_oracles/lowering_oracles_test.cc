@@ -102,18 +102,23 @@ void check_pair(const std::string& where, const Kernel& kernel, const OracleTarg
   }
 }
 
-TEST_CASE("every kernel lowers for every target and passes the target's own tool") {
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines appear as pairs finish
-  const std::vector<OracleTarget> targets = oracle_targets();
+// Every kernel of tile_files() on every target in `targets`.
+Tally check_every_kernel(const std::vector<OracleTarget>& targets, const lowering::LowerOptions& options) {
   Tally tally;
   for (const fs::path& file : tile_files()) {
     absl::StatusOr<Module> module = parse_tile(read_text(file), file.filename().string());
     REQUIRE_MESSAGE(module.ok(), file.string(), ": ", module.status().ToString());
     for (const Kernel& kernel : module->kernels) {
       const std::string where = file.filename().string() + ":" + kernel.name;
-      for (const OracleTarget& t : targets) check_pair(where, kernel, t, tally);
+      for (const OracleTarget& t : targets) check_pair(where, kernel, t, tally, options);
     }
   }
+  return tally;
+}
+
+TEST_CASE("every kernel lowers for every target and passes the target's own tool") {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines appear as pairs finish
+  Tally tally = check_every_kernel(oracle_targets(), {});
   std::printf("lowering oracles: %d (kernel, target) pairs: %d passed, %d expected errors, "
               "%d skipped (tool missing), %d failed\n",
               tally.checked, tally.passed, tally.expected_errors, tally.skipped, tally.failed);
@@ -129,15 +134,7 @@ TEST_CASE("every kernel lowered with sync profiling passes ptxas") {
     return t.oracle != Oracle::kPtxas || t.target.name() != "ptx:sm_90a";
   });
   REQUIRE(!targets.empty());
-  Tally tally;
-  for (const fs::path& file : tile_files()) {
-    absl::StatusOr<Module> module = parse_tile(read_text(file), file.filename().string());
-    REQUIRE_MESSAGE(module.ok(), file.string(), ": ", module.status().ToString());
-    for (const Kernel& kernel : module->kernels) {
-      const std::string where = file.filename().string() + ":" + kernel.name;
-      for (const OracleTarget& t : targets) check_pair(where, kernel, t, tally, {.sync_profile = true});
-    }
-  }
+  Tally tally = check_every_kernel(targets, {.sync_profile = true});
   std::printf("sync-profiled lowering: %d (kernel, target) pairs: %d passed, %d expected errors, "
               "%d skipped (tool missing), %d failed\n",
               tally.checked, tally.passed, tally.expected_errors, tally.skipped, tally.failed);

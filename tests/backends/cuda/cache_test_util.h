@@ -4,10 +4,12 @@
 
 #include <doctest/doctest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tilert::cuda::testing {
 
@@ -50,5 +52,19 @@ class ScopedEnv {
   const char* name_;
   std::optional<std::string> old_;
 };
+
+// The paths of the files in `dir` (none when it does not exist).
+inline std::vector<std::string> entries_in(const std::string& dir) {
+  std::vector<std::string> found;
+  if (!std::filesystem::is_directory(dir)) return found;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) found.push_back(entry.path().string());
+  return found;
+}
+
+inline ino_t inode_of(const std::string& path) {
+  struct stat info = {};
+  REQUIRE(stat(path.c_str(), &info) == 0);
+  return info.st_ino;
+}
 
 }  // namespace tilert::cuda::testing

@@ -27,6 +27,8 @@ namespace {
 
 using testing::ScopedEnv;
 using testing::TempDir;
+using testing::entries_in;
+using testing::inode_of;
 namespace fs = std::filesystem;
 
 // fake_libcuda, loaded once for the whole process before any context exists.
@@ -95,19 +97,6 @@ void load_and_launch(const std::string& source) {
   for (tilert_buffer b : buffers) tilert_buffer_destroy(b);
   tilert_module_destroy(module);
   tilert_context_destroy(context);
-}
-
-std::vector<std::string> entries_in(const std::string& dir) {
-  std::vector<std::string> found;
-  if (!fs::is_directory(dir)) return found;
-  for (const auto& entry : fs::directory_iterator(dir)) found.push_back(entry.path().string());
-  return found;
-}
-
-ino_t inode_of(const std::string& path) {
-  struct stat info = {};
-  REQUIRE(stat(path.c_str(), &info) == 0);
-  return info.st_ino;
 }
 
 // What the fake driver has done so far.

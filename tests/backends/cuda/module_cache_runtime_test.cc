@@ -19,6 +19,8 @@ namespace {
 
 using testing::ScopedEnv;
 using testing::TempDir;
+using testing::entries_in;
+using testing::inode_of;
 namespace fs = std::filesystem;
 
 // Y = 2 X + 1 over 128-element tiles (exact in f32 for the inputs used).
@@ -83,19 +85,6 @@ bool load_and_run_affine() {
   tilert_buffer_destroy(by);
   tilert_module_destroy(module);
   return true;
-}
-
-std::vector<std::string> entries_in(const std::string& dir) {
-  std::vector<std::string> found;
-  if (!fs::is_directory(dir)) return found;
-  for (const auto& entry : fs::directory_iterator(dir)) found.push_back(entry.path().string());
-  return found;
-}
-
-ino_t inode_of(const std::string& path) {
-  struct stat info = {};
-  REQUIRE(stat(path.c_str(), &info) == 0);
-  return info.st_ino;
 }
 
 TEST_CASE("a module loaded again takes its binary from the cache; a damaged entry is replaced") {
