@@ -152,7 +152,7 @@ absl::Status Lowerer::lower_gemm(const Stmt& s, const GemmOp& op) {
         });
       });
     }
-    return for_cyclic({m, n}, [&](const std::vector<simt::Expr>& ij) { return element(ij[0], ij[1], std::nullopt); });
+    return for_cyclic({m, n}, /*unroll=*/false, [&](const std::vector<simt::Expr>& ij) { return element(ij[0], ij[1], std::nullopt); });
   };
 
   if (!stage_a && !stage_b) return accumulate(i32(0), i32(k));
@@ -233,7 +233,7 @@ absl::Status Lowerer::lower_reduce(const Stmt& s, const ReduceOp& op) {
       return absl::OkStatus();
     }));
   } else {
-    RETURN_IF_ERROR(for_cyclic(src_shape, [&](const std::vector<simt::Expr>& rel) -> absl::Status {
+    RETURN_IF_ERROR(for_cyclic(src_shape, /*unroll=*/false, [&](const std::vector<simt::Expr>& rel) -> absl::Status {
       ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(op.src, rel));
       ASSIGN_OR_RETURN(simt::Expr v, read_element(op.src.buffer, at));
       fold(rel, std::move(v));

@@ -59,7 +59,7 @@ absl::Status Lowerer::for_owned(
   });
 }
 
-absl::Status Lowerer::for_cyclic(const std::vector<int64_t>& shape,
+absl::Status Lowerer::for_cyclic(const std::vector<int64_t>& shape, bool unroll,
                                  const std::function<absl::Status(const std::vector<simt::Expr>& rel)>& fn) {
   const int64_t n = numel(shape), threads = kernel_.threads;
   if (n == 0) return absl::OkStatus();
@@ -74,7 +74,7 @@ absl::Status Lowerer::for_cyclic(const std::vector<int64_t>& shape,
     return if_then(bin(BinaryOp::kLt, e, i32(n)), body);
   };
   if (rounds == 1) return one(tid());
-  return for_range("round", i32(0), i32(rounds), false, [&](const simt::Expr& q) {
+  return for_range("round", i32(0), i32(rounds), unroll, [&](const simt::Expr& q) {
     return one(add(tid(), mul(q, i32(threads))));
   });
 }
@@ -105,7 +105,7 @@ absl::Status Lowerer::lower_copy(const Stmt& s, const Region& src, const Region&
   }
   ASSIGN_OR_RETURN(std::vector<int64_t> shape, shape_of(dst));
   (void)s;
-  return for_cyclic(shape, [&](const std::vector<simt::Expr>& rel) -> absl::Status {
+  return for_cyclic(shape, /*unroll=*/false, [&](const std::vector<simt::Expr>& rel) -> absl::Status {
     ASSIGN_OR_RETURN(std::vector<simt::Expr> from_at, region_coords(src, rel));
     ASSIGN_OR_RETURN(simt::Expr v, read_element(src.buffer, from_at));
     ASSIGN_OR_RETURN(std::vector<simt::Expr> to_at, region_coords(dst, rel));
@@ -124,7 +124,7 @@ absl::Status Lowerer::lower_fill(const Stmt&, const FillOp& op) {
     });
   }
   ASSIGN_OR_RETURN(std::vector<int64_t> shape, shape_of(op.dst));
-  return for_cyclic(shape, [&](const std::vector<simt::Expr>& rel) -> absl::Status {
+  return for_cyclic(shape, /*unroll=*/false, [&](const std::vector<simt::Expr>& rel) -> absl::Status {
     ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(op.dst, rel));
     return write_element(op.dst.buffer, at, value);
   });

@@ -128,7 +128,6 @@ absl::Status Lowerer::lower_matrix_copy_out(const Storage& acc, const Region& ds
     b.barrier = simt::BarrierKind::kSubgroup;
     emit(std::move(b));
   };
-  const bool unroll = target_.api != ApiKind::kSpirv;
   for (int i = 0; i < p.tiles_m; ++i)
     for (int j = 0; j < p.tiles_n; ++j) {
       simt::Stmt st;
@@ -141,14 +140,20 @@ absl::Status Lowerer::lower_matrix_copy_out(const Storage& acc, const Region& ds
       st.operands = {mul(simt::Expr::builtin(simt::Builtin::kSubgroupId), i32(kTileElements)), i32(kTile)};
       emit(std::move(st));
       subgroup_barrier();  // the staged tile is visible to every lane
-      // Lane l moves elements l, l + subgroup, ...: each row of 16 goes out contiguously.
-      RETURN_IF_ERROR(for_range("e", i32(0), i32(kTileElements / p.subgroup_size), unroll,
+      // Lane l moves elements l, l + subgroup, ...: each row of 16 goes out contiguously. A loop
+      // on every target: it runs once per tile, and unrolled it would be most of the kernel's code.
+      RETURN_IF_ERROR(for_range("e", i32(0), i32(kTileElements / p.subgroup_size), /*unroll=*/false,
                                 [&](const simt::Expr& e) -> absl::Status {
         uint32_t idx = new_var("idx", DType::kI32);
         assign(idx, add(simt::Expr::builtin(simt::Builtin::kSubgroupLane), mul(e, i32(p.subgroup_size))));
         simt::Expr r = add(var(row0), add(i32(i * kTile), bin(BinaryOp::kDiv, var(idx), i32(kTile))));
         simt::Expr col = add(var(col0), add(i32(j * kTile), bin(BinaryOp::kMod, var(idx), i32(kTile))));
         ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(dst, {r, col}));
+        for (simt::Expr& c : at) {  // each coordinate once: the bounds test and the address use it
+          uint32_t v = new_var("at", DType::kI32);
+          assign(v, std::move(c));
+          c = var(v);
+        }
         return write_element(dst.buffer, at,
                              simt::Expr::load(Space::kShared, staging, DType::kF32, add(var(base), var(idx))));
       }));

@@ -4,7 +4,7 @@
 // or mentions outside the loop. Each staged tile gets `stages` buffers; the copies for iteration
 // i + stages - 1 are issued while iteration i computes:
 //
-//   prologue: for s < stages - 1: [if s < trip] issue(s) into buffer s; commit
+//   prologue: for s < stages - 1: [if s < trip] issue(s) into buffer s; commit   (a loop)
 //   for i in 0 .. trip:
 //     wait until at most stages - 2 groups are in flight   (this thread's copies for i landed)
 //     workgroup barrier     (everyone's copies for i are visible; everyone is done with i - 1)
@@ -106,7 +106,60 @@ absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::E
     std::vector<int64_t> chunk_shape = dst.shape;
     chunk_shape.back() /= per_chunk;
     simt::Expr base = mul(stage, i32(n));
-    RETURN_IF_ERROR(for_cyclic(chunk_shape, [&](const std::vector<simt::Expr>& chunk) -> absl::Status {
+    // Usually the whole tile lies inside the tensor and its rows start 16-byte aligned: then every
+    // chunk is one cp.async with no test of its own. The test is uniform across the block.
+    std::vector<simt::Expr> first(chunk_shape.size(), i32(0)), last;
+    for (int64_t extent : dst.shape) last.push_back(i32(extent - 1));
+    ASSIGN_OR_RETURN(std::vector<simt::Expr> tile_first, region_coords(c->src, first));
+    ASSIGN_OR_RETURN(std::vector<simt::Expr> tile_last, region_coords(c->src, last));
+    ASSIGN_OR_RETURN(simt::Expr first_inside, tensor_in_bounds(src, tile_first));
+    ASSIGN_OR_RETURN(simt::Expr last_inside, tensor_in_bounds(src, tile_last));
+    ASSIGN_OR_RETURN(simt::Expr tile_flat, tensor_flat_index(src, tile_first));
+    ASSIGN_OR_RETURN(simt::Expr row_length, expr(kernel_.symbol(c->src.buffer).shape.back()));
+    auto multiple_of_chunk = [&](simt::Expr v) {
+      return bin(BinaryOp::kEq, bin(BinaryOp::kMod, simt::Expr::cast(DType::kI32, std::move(v)), i32(per_chunk)),
+                 i32(0));
+    };
+    simt::Stmt whole;
+    whole.kind = simt::StmtKind::kIf;
+    whole.operands = {bin(BinaryOp::kAnd, bin(BinaryOp::kAnd, first_inside, last_inside),
+                          bin(BinaryOp::kAnd, multiple_of_chunk(tile_flat), multiple_of_chunk(row_length)))};
+    auto unchecked_chunk = [&](const std::vector<simt::Expr>& chunk) -> absl::Status {
+      std::vector<simt::Expr> rel = chunk;
+      rel.back() = mul(rel.back(), i32(per_chunk));
+      ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(c->src, rel));
+      ASSIGN_OR_RETURN(simt::Expr flat, tensor_flat_index(src, at));
+      simt::Stmt cp;
+      cp.kind = simt::StmtKind::kAsyncCopy;
+      cp.id = dst.id;
+      cp.array = src.id;
+      cp.a = kChunkBytes;
+      cp.operands = {add(base, flat_index(rel, dst.padded_shape())), std::move(flat)};
+      emit(std::move(cp));
+      return absl::OkStatus();
+    };
+    RETURN_IF_ERROR(into(whole.body, [&]() -> absl::Status {
+      const int64_t row_chunks = chunk_shape.back(), threads = kernel_.threads;
+      if (chunk_shape.size() != 2 || threads % row_chunks != 0)
+        return for_cyclic(chunk_shape, /*unroll=*/true, unchecked_chunk);
+      // Rows of a 2-D tile: when the block covers whole rows per round, a thread keeps its chunk
+      // column and moves down threads / row_chunks rows a round, so its coordinates are worked
+      // out once rather than divided out of the flat chunk index every round.
+      const int64_t rows = chunk_shape[0], rows_per_round = threads / row_chunks;
+      uint32_t row0 = new_var("chunk_row", DType::kI32), col = new_var("chunk_col", DType::kI32);
+      assign(row0, bin(BinaryOp::kDiv, tid(), i32(row_chunks)));
+      assign(col, bin(BinaryOp::kMod, tid(), i32(row_chunks)));
+      return for_range("round", i32(0), i32((rows + rows_per_round - 1) / rows_per_round), true,
+                       [&](const simt::Expr& r) -> absl::Status {
+        simt::Expr row = add(var(row0), mul(r, i32(rows_per_round)));
+        if (rows % rows_per_round == 0) return unchecked_chunk({row, var(col)});
+        return if_then(bin(BinaryOp::kLt, row, i32(rows)), [&] { return unchecked_chunk({row, var(col)}); });
+      });
+    }));
+    // Otherwise each chunk is checked: inside and aligned, it is copied asynchronously; else
+    // element by element (a loop: this is the rare path).
+    RETURN_IF_ERROR(into(whole.else_body, [&] {
+     return for_cyclic(chunk_shape, /*unroll=*/false, [&](const std::vector<simt::Expr>& chunk) -> absl::Status {
       std::vector<simt::Expr> rel = chunk;
       rel.back() = mul(rel.back(), i32(per_chunk));
       std::vector<simt::Expr> last = rel;
@@ -135,7 +188,7 @@ absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::E
         return absl::OkStatus();
       }));
       RETURN_IF_ERROR(into(st.else_body, [&] {
-        return for_range("ce", i32(0), i32(per_chunk), true, [&](const simt::Expr& j) -> absl::Status {
+        return for_range("ce", i32(0), i32(per_chunk), false, [&](const simt::Expr& j) -> absl::Status {
           std::vector<simt::Expr> e = rel;
           e.back() = add(e.back(), j);
           ASSIGN_OR_RETURN(std::vector<simt::Expr> e_at, region_coords(c->src, e));
@@ -151,7 +204,9 @@ absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::E
       }));
       emit(std::move(st));
       return absl::OkStatus();
+    });
     }));
+    emit(std::move(whole));
   }
   return absl::OkStatus();
 }
@@ -187,10 +242,12 @@ absl::Status Lowerer::lower_pipelined(const ForOp& op, const PipelinePlan& plan)
     return if_then(bin(BinaryOp::kLt, i, var(trip)), [&] { return issue_stage_copies(plan, stage); });
   };
 
-  for (int s = 0; s + 1 < S; ++s) {
-    RETURN_IF_ERROR(issue(i32(s), i32(s)));
+  // The prologue is a loop too: one copy of the issuing code instead of S - 1.
+  RETURN_IF_ERROR(for_range("pipe_s", i32(0), i32(S - 1), false, [&](const simt::Expr& s) -> absl::Status {
+    RETURN_IF_ERROR(issue(s, s));
     commit();
-  }
+    return absl::OkStatus();
+  }));
   Block rest(op.body.begin() + static_cast<std::ptrdiff_t>(plan.rest_begin), op.body.end());
   RETURN_IF_ERROR(for_range("pipe_i", i32(0), var(trip), false, [&](const simt::Expr& i) -> absl::Status {
     wait(S - 2);

@@ -155,8 +155,9 @@ class Lowerer {
   // Calls fn(slot, coords) for every element of a distributed fragment this thread holds.
   absl::Status for_owned(const Storage& frag, const std::function<absl::Status(const simt::Expr& slot,
                                                                                 const std::vector<simt::Expr>& coords)>& fn);
-  // Calls fn(rel) for this thread's share of a region of `shape` (cyclic over threads).
-  absl::Status for_cyclic(const std::vector<int64_t>& shape,
+  // Calls fn(rel) for this thread's share of a region of `shape` (cyclic over threads), the
+  // rounds unrolled when asked.
+  absl::Status for_cyclic(const std::vector<int64_t>& shape, bool unroll,
                           const std::function<absl::Status(const std::vector<simt::Expr>& rel)>& fn);
   // Full buffer coordinates of region-relative coordinates `rel` (index dims inserted).
   absl::StatusOr<std::vector<simt::Expr>> region_coords(const Region& r, const std::vector<simt::Expr>& rel);

@@ -54,6 +54,24 @@ const char* space_qualifier(simt::Space s) {
 
 bool narrow_float(DType t) { return t == DType::kF16 || t == DType::kBF16; }
 
+bool commutative(BinaryOp op) {
+  return op == BinaryOp::kAdd || op == BinaryOp::kMul || op == BinaryOp::kBitAnd || op == BinaryOp::kBitOr ||
+         op == BinaryOp::kBitXor || op == BinaryOp::kEq || op == BinaryOp::kNe;
+}
+
+// Whether evaluating `e` can neither fault, touch memory nor need converged lanes, so it may run
+// where the source would have skipped it.
+bool speculatable(const Expr& e) {
+  switch (e.kind) {
+    case ExprKind::kConst: case ExprKind::kVar: case ExprKind::kParam: case ExprKind::kBuiltin: return true;
+    case ExprKind::kUnary: case ExprKind::kBinary: case ExprKind::kCast:
+      for (const Expr& a : e.args)
+        if (!speculatable(a)) return false;
+      return true;
+    default: return false;
+  }
+}
+
 std::string f32_literal(float v) { return absl::StrFormat("0f%08X", std::bit_cast<uint32_t>(v)); }
 std::string f64_literal(double v) {
   return absl::StrFormat("0d%016X", std::bit_cast<uint64_t>(v));
@@ -162,12 +180,18 @@ absl::StatusOr<PtxValue> FunctionEmitter::expr(const Expr& e) {
 }
 
 absl::StatusOr<PtxValue> FunctionEmitter::builtin(const Expr& e) {
+  // Ids are fixed for a thread's lifetime: each is read once, in the entry's prologue, so every
+  // use (in any branch) sees the same register.
+  const auto b = static_cast<simt::Builtin>(e.op);
   auto special = [&](const char* reg) {
-    PtxValue out = new_value(DType::kI32);
-    line(absl::StrCat("mov.u32 ", out.reg, ", ", reg));
-    return out;
+    auto [it, fresh] = thread_constants_.try_emplace(b);
+    if (fresh) {
+      it->second = new_reg(RegClass::kB32);
+      absl::StrAppend(&prologue_, "\tmov.u32 ", it->second, ", ", reg, ";\n");
+    }
+    return PtxValue{it->second, DType::kI32};
   };
-  switch (static_cast<simt::Builtin>(e.op)) {
+  switch (b) {
     case simt::Builtin::kLocalId: return special("%tid.x");
     case simt::Builtin::kWorkgroupIdX: return special("%ctaid.x");
     case simt::Builtin::kWorkgroupIdY: return special("%ctaid.y");
@@ -175,10 +199,13 @@ absl::StatusOr<PtxValue> FunctionEmitter::builtin(const Expr& e) {
     case simt::Builtin::kSubgroupSize: return int_value(32, DType::kI32);
     case simt::Builtin::kSubgroupLane: return special("%laneid");
     case simt::Builtin::kSubgroupId: {
-      PtxValue tid = special("%tid.x");
-      PtxValue out = new_value(DType::kI32);
-      line(absl::StrCat("shr.u32 ", out.reg, ", ", tid.reg, ", 5"));
-      return out;
+      auto [it, fresh] = thread_constants_.try_emplace(b);
+      if (fresh) {
+        it->second = new_reg(RegClass::kB32);
+        absl::StrAppend(&prologue_, "\tmov.u32 ", it->second, ", %tid.x;\n\tshr.u32 ", it->second, ", ",
+                        it->second, ", 5;\n");
+      }
+      return PtxValue{it->second, DType::kI32};
     }
     case simt::Builtin::kClock: {
       PtxValue out = new_value(DType::kI64);
@@ -260,10 +287,17 @@ absl::Status FunctionEmitter::atomic_add(const simt::Stmt& s) {
 
 absl::StatusOr<PtxValue> FunctionEmitter::logic(const Expr& e) {
   // && and || short-circuit as in C: the right side may guard on the left (`i < n && A[i] > 0`).
+  // A right side that cannot fault or reach memory is evaluated anyway, without a branch.
   bool is_and = static_cast<BinaryOp>(e.op) == BinaryOp::kAnd;
   ASSIGN_OR_RETURN(PtxValue a, expr(e.args[0]));
   ASSIGN_OR_RETURN(a, cast(a, DType::kBool));
   PtxValue out = new_value(DType::kBool);
+  if (speculatable(e.args[1])) {
+    ASSIGN_OR_RETURN(PtxValue b, expr(e.args[1]));
+    ASSIGN_OR_RETURN(b, cast(b, DType::kBool));
+    line(absl::StrCat(is_and ? "and.pred " : "or.pred ", out.reg, ", ", a.reg, ", ", b.reg));
+    return out;
+  }
   line(absl::StrCat("mov.pred ", out.reg, ", ", a.reg));
   std::string done = new_label();
   line(absl::StrCat(is_and ? "@!" : "@", out.reg, " bra ", done));
@@ -277,9 +311,35 @@ absl::StatusOr<PtxValue> FunctionEmitter::logic(const Expr& e) {
 absl::StatusOr<PtxValue> FunctionEmitter::binary(const Expr& e) {
   auto op = static_cast<BinaryOp>(e.op);
   if (op == BinaryOp::kAnd || op == BinaryOp::kOr) return logic(e);
-  ASSIGN_OR_RETURN(PtxValue a, expr(e.args[0]));
-  ASSIGN_OR_RETURN(PtxValue b, expr(e.args[1]));
-  ASSIGN_OR_RETURN(b, cast(b, a.type));
+  // Integer operands known here (constants, unrolled loop variables) fold or become immediates:
+  // fewer instructions to write, and fewer for ptxas to read.
+  if (is_integer(e.type)) {
+    if (std::optional<int64_t> v = fold_constant(e, unrolled_)) return int_value(*v, e.type);
+  }
+  const Expr* lhs = &e.args[0];
+  const Expr* rhs = &e.args[1];
+  std::optional<int64_t> rhs_known = integer_operand(*rhs);
+  if (!rhs_known && commutative(op)) {
+    if (std::optional<int64_t> lhs_known = integer_operand(*lhs)) {
+      std::swap(lhs, rhs);
+      rhs_known = lhs_known;
+    }
+  }
+  ASSIGN_OR_RETURN(PtxValue a, expr(*lhs));
+  PtxValue b;
+  if (rhs_known && is_integer(a.type) && a.type == e.type) {  // x + 0, x * 1 and the like are x
+    const bool zero = *rhs_known == 0, one = *rhs_known == 1;
+    if ((zero && (op == BinaryOp::kAdd || op == BinaryOp::kSub || op == BinaryOp::kBitOr ||
+                  op == BinaryOp::kBitXor || op == BinaryOp::kShl || op == BinaryOp::kShr)) ||
+        (one && (op == BinaryOp::kMul || op == BinaryOp::kDiv)))
+      return a;
+  }
+  if (rhs_known && is_integer(a.type)) {
+    b = {absl::StrCat(wrap_to(*rhs_known, a.type)), a.type};
+  } else {
+    ASSIGN_OR_RETURN(b, expr(*rhs));
+    ASSIGN_OR_RETURN(b, cast(b, a.type));
+  }
   const DType t = a.type;
   const bool flt = t == DType::kF32 || t == DType::kF64;
   if (narrow_float(t)) return error(absl::StrCat("arithmetic on ", av(dtype_name(t))));
@@ -338,7 +398,7 @@ absl::StatusOr<PtxValue> FunctionEmitter::binary(const Expr& e) {
     case BinaryOp::kBitXor: emit(absl::StrCat("xor.", bits)); return out;
     case BinaryOp::kShl: case BinaryOp::kShr: {
       std::string amount = b.reg;
-      if (wide) {  // shift amounts are 32-bit
+      if (wide && !rhs_known) {  // shift amounts are 32-bit
         amount = new_reg(RegClass::kB32);
         line(absl::StrCat("cvt.u32.u64 ", amount, ", ", b.reg));
       }

@@ -88,9 +88,10 @@ std::string FunctionEmitter::new_reg(RegClass c) {
 
 std::string FunctionEmitter::new_label() { return absl::StrCat("$L_", f_.name, "_", labels_++); }
 
-void FunctionEmitter::line(std::string text) { absl::StrAppend(&body_, "\t", text, ";\n"); }
+// std::string::append grows geometrically; absl::StrAppend resizes (and zero-fills) each time.
+void FunctionEmitter::line(std::string text) { body_.append("\t").append(text).append(";\n"); }
 
-void FunctionEmitter::label(const std::string& name) { absl::StrAppend(&body_, name, ":\n"); }
+void FunctionEmitter::label(const std::string& name) { body_.append(name).append(":\n"); }
 
 absl::Status FunctionEmitter::error(std::string_view what) const {
   return absl::InvalidArgumentError(absl::StrCat("PTX for function ", f_.name, ": ", av(what)));
@@ -131,14 +132,17 @@ absl::Status FunctionEmitter::declare_params() {
 }
 
 std::string FunctionEmitter::shared_base(uint32_t array) {
-  std::string base = new_reg(RegClass::kB64);
+  // Like the thread constants, each array's address is formed once, in the prologue.
+  auto [it, fresh] = shared_bases_.try_emplace(array);
+  if (!fresh) return it->second;
+  it->second = new_reg(RegClass::kB64);
   if (uses_dynamic_shared(f_)) {
-    line(absl::StrCat("mov.u64 ", base, ", ", kDynamicShared));
-    line(absl::StrCat("add.s64 ", base, ", ", base, ", ", shared_offsets(f_)[array]));
+    absl::StrAppend(&prologue_, "\tmov.u64 ", it->second, ", ", kDynamicShared, ";\n\tadd.s64 ", it->second, ", ",
+                    it->second, ", ", shared_offsets(f_)[array], ";\n");
   } else {
-    line(absl::StrCat("mov.u64 ", base, ", shared_", array));
+    absl::StrAppend(&prologue_, "\tmov.u64 ", it->second, ", shared_", array, ";\n");
   }
-  return base;
+  return it->second;
 }
 
 absl::StatusOr<std::string> FunctionEmitter::address(Space space, uint32_t array,
@@ -169,7 +173,31 @@ absl::StatusOr<std::string> FunctionEmitter::address(Space space, uint32_t array
   return result;
 }
 
-absl::StatusOr<std::string> FunctionEmitter::emit_entry() {
+namespace {
+
+// The body of the entry being emitted is built in a buffer that keeps its capacity between
+// entries on one thread: a kernel's body is some 100 KB of text, and writing it into fresh memory
+// each time (page faults, copies on growth) cost more than producing it.
+class BodyBuffer {
+ public:
+  explicit BodyBuffer(std::string& body) : body_(body) { body_.swap(reusable()); body_.clear(); }
+  ~BodyBuffer() {
+    body_.clear();
+    body_.swap(reusable());
+  }
+
+ private:
+  static std::string& reusable() {
+    thread_local std::string buffer;
+    return buffer;
+  }
+  std::string& body_;
+};
+
+}  // namespace
+
+absl::Status FunctionEmitter::emit_entry(std::string& out) {
+  BodyBuffer reuse(body_);
   if (!is_identifier(f_.name))
     return absl::InvalidArgumentError(
         absl::StrCat("PTX: function name '", f_.name, "' is not a PTX identifier"));
@@ -182,7 +210,7 @@ absl::StatusOr<std::string> FunctionEmitter::emit_entry() {
   RETURN_IF_ERROR(statements(f_.body));
   line("ret");
 
-  std::string out = absl::StrCat(".visible .entry ", f_.name, "(\n");
+  absl::StrAppend(&out, ".visible .entry ", f_.name, "(\n");
   for (size_t i = 0; i < f_.params.size(); ++i) {
     const simt::Param& p = f_.params[i];
     absl::StrAppend(&out, "\t.param ", p.is_array ? ".u64" : scalar_param_type(p.type), " ",
@@ -216,8 +244,8 @@ absl::StatusOr<std::string> FunctionEmitter::emit_entry() {
                       "[", f_.shared[i].count, "]\n\t.shared .align 16 .b8 shared_", i, "[",
                       std::max<int64_t>(f_.shared[i].bytes(), 1), "];\n");
   }
-  absl::StrAppend(&out, body_, "}\n");
-  return out;
+  out.append(prologue_).append(body_).append("}\n");
+  return absl::OkStatus();
 }
 
 absl::Status FunctionEmitter::statements(const simt::Body& body) {
@@ -420,8 +448,8 @@ absl::StatusOr<std::string> emit_ptx_module(std::span<const simt::Function> func
         return absl::InvalidArgumentError(
             absl::StrCat("PTX module: two functions named ", functions[i].name));
     FunctionEmitter emitter(functions[i], target);
-    ASSIGN_OR_RETURN(std::string entry, emitter.emit_entry());
-    absl::StrAppend(&out, entry, "\n");
+    RETURN_IF_ERROR(emitter.emit_entry(out));
+    out.append("\n");
   }
   return out;
 }

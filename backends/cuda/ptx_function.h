@@ -25,6 +25,9 @@ struct PtxValue {
 enum class RegClass : uint8_t { kPred, kB16, kB32, kB64, kF32, kF64 };
 RegClass reg_class(DType t);
 
+// `v` as a value of integer type `t` holds it (wrapped to its width; bool as 0 / 1).
+int64_t wrap_to(int64_t v, DType t);
+
 // The folded value of `e` when it is built only from integer constants and the variables bound
 // in `known` (unrolled loop variables); nullopt otherwise.
 std::optional<int64_t> fold_constant(const simt::Expr& e, const std::map<uint32_t, int64_t>& known);
@@ -37,8 +40,8 @@ class FunctionEmitter {
  public:
   FunctionEmitter(const simt::Function& f, const lowering::TargetDescription& target)
       : f_(f), target_(target) {}
-  // The `.visible .entry` with its body.
-  absl::StatusOr<std::string> emit_entry();
+  // Appends the `.visible .entry` with its body to `out`.
+  absl::Status emit_entry(std::string& out);
 
   // --- used by the expression and math files ---
   std::string new_reg(RegClass c);
@@ -58,6 +61,11 @@ class FunctionEmitter {
   // An integer immediate moved into a register of type `t`.
   PtxValue int_value(int64_t v, DType t);
   PtxValue f32_value(float v);
+  // The value of integer expression `e` when it is known while emitting (see fold_constant).
+  std::optional<int64_t> integer_operand(const simt::Expr& e) const {
+    if (!is_integer(e.type)) return std::nullopt;
+    return fold_constant(e, unrolled_);
+  }
   // The 64-bit address of element `index` of an array.
   absl::StatusOr<std::string> address(simt::Space space, uint32_t array, const simt::Expr& index,
                                       DType element);
@@ -102,6 +110,9 @@ class FunctionEmitter {
   const simt::Function& f_;
   const lowering::TargetDescription& target_;
   std::string body_;
+  std::string prologue_;  // reads of thread constants, placed before the body
+  std::map<simt::Builtin, std::string> thread_constants_;  // builtin -> its register
+  std::map<uint32_t, std::string> shared_bases_;           // shared array -> its address register
   int reg_counts_[6] = {};
   int labels_ = 0;
   std::vector<std::string> param_regs_;      // per param: address (arrays) or value register

@@ -5,10 +5,6 @@
 #include "ir/expr.h"
 
 namespace tilert::cuda {
-namespace {
-
-using simt::Expr;
-using simt::ExprKind;
 
 int64_t wrap_to(int64_t v, DType t) {
   switch (t) {
@@ -20,6 +16,11 @@ int64_t wrap_to(int64_t v, DType t) {
     default: return v;
   }
 }
+
+namespace {
+
+using simt::Expr;
+using simt::ExprKind;
 
 class PrivateArrayUse {
  public:
