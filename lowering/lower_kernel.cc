@@ -155,6 +155,10 @@ Lowerer::Lowerer(const Kernel& kernel, const TargetDescription& target, const Lo
 absl::StatusOr<simt::Function> Lowerer::run() {
   fn_.name = kernel_.name;
   fn_.threads = kernel_.threads;
+  for (size_t d = 0; d < kernel_.cluster.size() && d < 3; ++d) fn_.cluster[d] = kernel_.cluster[d];
+  if (fn_.has_cluster() && !target_.has(TargetFeature::kClusters))
+    return absl::UnimplementedError(absl::StrCat("kernel ", kernel_.name, ": cluster(...) needs thread-block clusters, which ",
+                                                 target_.name(), " does not have"));
   out_ = &fn_.body;
   storage_.resize(kernel_.symbols.size());
   layouts_ = infer_fragment_layouts(kernel_, target_);
@@ -339,7 +343,16 @@ absl::Status Lowerer::lower_stmt(const Stmt& s) {
   if (s.as<MbarrierArriveOp>() != nullptr || s.as<MbarrierExpectTxOp>() != nullptr) return lower_mbarrier_op(s);
   if (s.as<MbarrierWaitOp>() != nullptr) return absl::InternalError("a wait outside the merged schedule");
   if (s.as<FenceOp>() != nullptr) return absl::OkStatus();  // every op is ordered by barriers already
-  if (s.as<ClusterSyncOp>() != nullptr) return unsupported(s, "cluster_sync");
+  if (s.as<ClusterSyncOp>() != nullptr) {
+    if (!fn_.has_cluster()) return unsupported(s, "cluster_sync in a kernel without cluster(...)");
+    if (role_ != "block") return unsupported(s, "cluster_sync inside a role");
+    simt::Stmt b;  // a superset of the workgroup barrier: nothing is left to order after it
+    b.kind = simt::StmtKind::kBarrier;
+    b.barrier = simt::BarrierKind::kCluster;
+    emit(std::move(b));
+    tracker_.clear();
+    return absl::OkStatus();
+  }
   if (s.as<RoleOp>() != nullptr) return absl::InternalError("a role outside the merged schedule");
   return unsupported(s, stmt_op_name(s));
 }

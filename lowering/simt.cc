@@ -48,6 +48,7 @@ std::string_view barrier_kind_name(BarrierKind k) {
     case BarrierKind::kSubgroup: return "subgroup";
     case BarrierKind::kNamed: return "named";
     case BarrierKind::kNamedArrive: return "named_arrive";
+    case BarrierKind::kCluster: return "cluster";
   }
   return "?";
 }

@@ -16,6 +16,7 @@
 //   the threads that take part.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -143,7 +144,9 @@ enum class StmtKind : uint8_t {
 // barrier, acquire-release): a store before the barrier is visible to every participant after it.
 // kNamed waits until `thread count` threads reached barrier `id`; kNamedArrive counts the thread
 // and does not wait (PTX bar.sync / bar.arrive; targets without named barriers never see them).
-enum class BarrierKind : uint8_t { kWorkgroup, kSubgroup, kNamed, kNamedArrive };
+// kCluster: every thread of every block in the thread-block cluster (which includes the
+// workgroup), with release / acquire ordering of memory at cluster scope.
+enum class BarrierKind : uint8_t { kWorkgroup, kSubgroup, kNamed, kNamedArrive, kCluster };
 std::string_view barrier_kind_name(BarrierKind k);
 
 struct Stmt;
@@ -231,6 +234,8 @@ struct ProfileLane {
 struct Function {
   std::string name;
   int32_t threads = 0;               // workgroup size (x only)
+  std::array<int32_t, 3> cluster = {1, 1, 1};  // blocks per thread-block cluster (all 1: none)
+  bool has_cluster() const { return cluster[0] * cluster[1] * cluster[2] > 1; }
   std::vector<Param> params;
   std::vector<Variable> variables;
   std::vector<SharedArray> shared;

@@ -10,7 +10,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kMetadataVersion = 1;
+constexpr int kMetadataVersion = 2;  // 2: cluster shape
 
 // Metadata that parses as JSON but does not describe a launchable function.
 struct BadMetadata : std::runtime_error {
@@ -27,8 +27,8 @@ json function_json(const simt::Function& f) {
     shared.push_back({{"name", s.name}, {"type", std::string(dtype_name(s.type))}, {"count", s.count}});
   json sites = json::array();
   for (const simt::SyncSite& s : f.sync_sites) sites.push_back({{"barrier", s.barrier}, {"role", s.role}, {"line", s.line}});
-  return {{"name", f.name},   {"threads", f.threads}, {"status_param", f.status_param}, {"params", params},
-          {"shared", shared}, {"sync_sites", sites}};
+  return {{"name", f.name},     {"threads", f.threads}, {"cluster", f.cluster}, {"status_param", f.status_param},
+          {"params", params}, {"shared", shared},     {"sync_sites", sites}};
 }
 
 DType dtype_of(const json& j) {
@@ -41,6 +41,7 @@ simt::Function function_from_json(const json& j) {
   simt::Function f;
   f.name = j.at("name").get<std::string>();
   f.threads = j.at("threads").get<int32_t>();
+  f.cluster = j.at("cluster").get<std::array<int32_t, 3>>();
   f.status_param = j.at("status_param").get<int32_t>();
   for (const json& p : j.at("params"))
     f.params.push_back({p.at("name").get<std::string>(), p.at("array").get<bool>(), dtype_of(p.at("type")),
@@ -49,7 +50,8 @@ simt::Function function_from_json(const json& j) {
     f.shared.push_back({s.at("name").get<std::string>(), dtype_of(s.at("type")), s.at("count").get<int64_t>()});
   for (const json& s : j.at("sync_sites"))
     f.sync_sites.push_back({s.at("barrier").get<std::string>(), s.at("role").get<std::string>(), s.at("line").get<uint32_t>()});
-  if (f.status_param < -1 || f.status_param >= static_cast<int32_t>(f.params.size()) || f.threads <= 0)
+  if (f.status_param < -1 || f.status_param >= static_cast<int32_t>(f.params.size()) || f.threads <= 0 ||
+      f.cluster[0] < 1 || f.cluster[1] < 1 || f.cluster[2] < 1)
     throw BadMetadata("inconsistent function " + f.name);
   return f;
 }

@@ -216,7 +216,11 @@ absl::Status FunctionEmitter::emit_entry(std::string& out) {
     absl::StrAppend(&out, "\t.param ", p.is_array ? ".u64" : scalar_param_type(p.type), " ",
                     f_.name, "_param_", i, i + 1 < f_.params.size() ? ",\n" : "\n");
   }
-  absl::StrAppend(&out, ")\n.maxntid ", f_.threads, ", 1, 1\n{\n");
+  absl::StrAppend(&out, ")\n.maxntid ", f_.threads, ", 1, 1\n");
+  // A cluster shape fixed at compile time: plain launches then form clusters of it.
+  if (f_.has_cluster())
+    absl::StrAppend(&out, ".reqnctapercluster ", f_.cluster[0], ", ", f_.cluster[1], ", ", f_.cluster[2], "\n");
+  absl::StrAppend(&out, "{\n");
   for (int c = 0; c < 6; ++c)
     if (reg_counts_[c] > 0)
       absl::StrAppend(&out, "\t.reg ", kRegClasses[c].decl_type, " ", kRegClasses[c].prefix, "<",
@@ -406,6 +410,13 @@ absl::Status FunctionEmitter::barrier(const Stmt& s) {
   switch (s.barrier) {
     case simt::BarrierKind::kWorkgroup: line("bar.sync 0"); return absl::OkStatus();
     case simt::BarrierKind::kSubgroup: line("bar.warp.sync 0xffffffff"); return absl::OkStatus();
+    case simt::BarrierKind::kCluster:
+      // arrive releases and wait acquires at cluster scope (their default semantics), so writes
+      // before the barrier, global or distributed shared, are visible to every block after it.
+      if (!f_.has_cluster()) return error("a cluster barrier in a function launched without clusters");
+      line("barrier.cluster.arrive");
+      line("barrier.cluster.wait");
+      return absl::OkStatus();
     case simt::BarrierKind::kNamed:
     case simt::BarrierKind::kNamedArrive: {
       ASSIGN_OR_RETURN(PtxValue id, expr(s.operands[0]));

@@ -100,6 +100,8 @@ absl::Status Emitter::emit_barrier(const simt::Stmt& s) {
           av(simt::barrier_kind_name(s.barrier)),
           " barrier: AMD GPUs have no named barriers (the lowering must not emit them for ",
           target_.arch, ")"));
+    case simt::BarrierKind::kCluster:
+      return absl::UnimplementedError(absl::StrCat("cluster barrier: ", target_.arch, " has no thread-block clusters"));
   }
   return absl::InvalidArgumentError("unknown barrier kind");
 }

@@ -75,13 +75,16 @@ CudaDeviceState& state_of(const DeviceRecord& record) {
   return *static_cast<CudaDeviceState*>(record.state.get());
 }
 
-CapabilitySet gpu_capabilities(std::string* names) {
+CapabilitySet gpu_capabilities(const cuda::DeviceInfo& info, std::string* names) {
   CapabilitySet set = 0;
   // The lowering provides mbarriers, roles, async copies and named barriers (emulating what the
-  // hardware lacks); clusters are not supported.
-  for (Capability c : {Capability::kF16, Capability::kBF16, Capability::kI8, Capability::kF64,
-                       Capability::kSubgroup, Capability::kAtomic, Capability::kMbarrier,
-                       Capability::kRoles, Capability::kAsyncCopy, Capability::kNamedBarrier}) {
+  // hardware lacks); thread-block clusters come with compute capability 9.0.
+  std::vector<Capability> provided = {Capability::kF16,     Capability::kBF16,  Capability::kI8,
+                                      Capability::kF64,     Capability::kSubgroup, Capability::kAtomic,
+                                      Capability::kMbarrier, Capability::kRoles, Capability::kAsyncCopy,
+                                      Capability::kNamedBarrier};
+  if (info.compute_major >= 9) provided.push_back(Capability::kCluster);
+  for (Capability c : provided) {
     set |= capability_bit(c);
     if (!names->empty()) names->append(",");
     names->append(capability_name(c));
@@ -101,7 +104,7 @@ absl::StatusOr<std::vector<DeviceRecord>> enumerate_cuda_devices() {
     record.driver = absl::StrCat("CUDA driver ", info.driver_version / 1000, ".",
                                  info.driver_version % 1000 / 10, " (", system.driver->library_name(), ")");
     std::string capabilities;
-    record.capabilities = gpu_capabilities(&capabilities);
+    record.capabilities = gpu_capabilities(info, &capabilities);
     record.features = absl::StrCat("sm_", info.compute_major, info.compute_minor, ",",
                                    info.multiprocessors, " SMs,", capabilities);
     record.shared_memory_limit = info.shared_memory_optin;
@@ -317,7 +320,13 @@ absl::Status cuda_launch(const DeviceRecord&, void* stream_state, const LaunchRe
     }
   }
   cuda::LaunchConfig config;
-  for (int d = 0; d < 3; ++d) config.grid[d] = static_cast<uint32_t>(request.shape->grid[d]);
+  for (int d = 0; d < 3; ++d) {
+    config.grid[d] = static_cast<uint32_t>(request.shape->grid[d]);
+    // The entry's cluster shape is fixed (.reqnctapercluster): the grid must tile into it.
+    if (config.grid[d] % static_cast<uint32_t>(f.cluster[d]) != 0)
+      return absl::InvalidArgumentError(absl::StrCat("kernel ", f.name, ": grid dimension ", d, " (", config.grid[d],
+                                                     " blocks) is not a multiple of the cluster's (", f.cluster[d], ")"));
+  }
   config.block = static_cast<uint32_t>(f.threads);
   if (cuda::uses_dynamic_shared(f)) config.dynamic_shared_bytes = static_cast<uint32_t>(f.shared_bytes());
   RETURN_IF_ERROR(stream->device->launch(*stream->stream, prepared->entries[request.kernel_index], config,

@@ -186,6 +186,9 @@ void Emitter::barrier(const simt::Stmt& s) {
           av(simt::barrier_kind_name(s.barrier)),
           " barrier: Vulkan has no named barriers (the lowering emulates them for this target)")));
       return;
+    case simt::BarrierKind::kCluster:
+      fail(absl::UnimplementedError("cluster barrier: Vulkan has no thread-block clusters"));
+      return;
   }
 }
 

@@ -2,6 +2,7 @@
 // from it without lowering, so it must give back exactly what a launch reads.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -14,7 +15,8 @@ namespace {
 
 std::vector<simt::Function> lowered_examples() {
   std::vector<simt::Function> out;
-  for (const char* name : {"examples/gemm_ws.tile", "examples/flash_attention.tile", "tests/kernels/deadlock/wrong_parity.tile"}) {
+  for (const char* name : {"examples/gemm_ws.tile", "examples/flash_attention.tile", "tests/kernels/sync/cluster_exchange.tile",
+                           "tests/kernels/deadlock/wrong_parity.tile"}) {
     std::ifstream in(std::string(TILERT_SOURCE_DIR) + "/" + name);
     std::stringstream text;
     text << in.rdbuf();
@@ -42,6 +44,7 @@ TEST_CASE("launch metadata: a packed entry gives back every field a launch reads
     const simt::Function& b = entry->functions[i];
     CHECK(a.name == b.name);
     CHECK(a.threads == b.threads);
+    CHECK(a.cluster == b.cluster);
     CHECK(a.status_param == b.status_param);
     CHECK(a.params.size() == b.params.size());
     for (size_t p = 0; p < a.params.size() && p < b.params.size(); ++p) {
@@ -59,6 +62,9 @@ TEST_CASE("launch metadata: a packed entry gives back every field a launch reads
     }
     CHECK(b.body.empty());
   }
+  // cluster_exchange keeps its cluster shape (the launch checks the grid against it).
+  CHECK(std::any_of(entry->functions.begin(), entry->functions.end(),
+                    [](const simt::Function& f) { return f.cluster == std::array<int32_t, 3>{2, 1, 1}; }));
   // The deadlock kernel names its waits from this metadata.
   CHECK_FALSE(entry->functions.back().sync_sites.empty());
 }
@@ -78,10 +84,15 @@ TEST_CASE("launch metadata: damaged entries are DataLoss, not crashes") {
   bad_type.replace(at, 12, "\"type\":\"f17\"");
   CHECK(absl::IsDataLoss(unpack_cache_entry(bad_type).status()));
   std::string bad_version = good;
-  const size_t v = bad_version.find("\"version\":1");
+  const size_t v = bad_version.find("\"version\":");
   REQUIRE(v != std::string::npos);
   bad_version[v + 10] = '9';
   CHECK(absl::IsDataLoss(unpack_cache_entry(bad_version).status()));
+  std::string bad_cluster = good;  // a cluster dimension of 0 cannot be launched
+  const size_t c = bad_cluster.find("\"cluster\":[2,");
+  REQUIRE(c != std::string::npos);
+  bad_cluster[c + 11] = '0';
+  CHECK(absl::IsDataLoss(unpack_cache_entry(bad_cluster).status()));
 }
 
 }  // namespace

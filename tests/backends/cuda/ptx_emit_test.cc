@@ -237,6 +237,34 @@ TEST_CASE("a module holds one entry per function") {
   CHECK(dup.status().message().find("two functions named first") != std::string::npos);
 }
 
+TEST_CASE("a cluster barrier: the entry's fixed cluster shape, arrive and wait") {
+  simt::Function f;
+  f.name = "pairs";
+  f.threads = 64;
+  f.cluster = {2, 1, 1};
+  f.params.push_back({"x", true, DType::kF32, true});
+  const Expr tid = Expr::builtin(Builtin::kLocalId);
+  f.body.push_back(store(Space::kGlobal, 0, tid, f32(1.0)));
+  f.body.push_back(barrier(simt::BarrierKind::kCluster));
+  absl::StatusOr<std::string> ptx = emit_ptx(f, target("ptx:sm_90a"));
+  REQUIRE_MESSAGE(ptx.ok(), ptx.status().ToString());
+  CHECK(ptx->find(".reqnctapercluster 2, 1, 1") != std::string::npos);
+  const size_t arrive = ptx->find("barrier.cluster.arrive;"), wait = ptx->find("barrier.cluster.wait;");
+  CHECK(arrive != std::string::npos);
+  CHECK(wait != std::string::npos);
+  CHECK(arrive < wait);
+  PtxasResult r = run_ptxas(*ptx, "sm_90a");
+  if (r.ran) {
+    INFO(r.output);
+    CHECK(r.ok);
+  }
+  // Without a cluster shape the barrier has no cluster to meet: an error, not a hang.
+  f.cluster = {1, 1, 1};
+  absl::StatusOr<std::string> alone = emit_ptx(f, target("ptx:sm_90a"));
+  CHECK(alone.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(alone.status().message().find("without clusters") != std::string::npos);
+}
+
 TEST_CASE("what PTX cannot express is an error naming the function and the construct") {
   simt::Function f;
   f.name = "f64_exp";
