@@ -1,5 +1,6 @@
 #include "lowering/fragment_layout.h"
 
+#include <map>
 #include <set>
 
 #include "lowering/matrix_plan.h"
@@ -15,17 +16,35 @@ std::vector<int64_t> constant_shape(const Symbol& s) {
 
 class LayoutInference {
  public:
-  LayoutInference(const Kernel& k, const TargetDescription& target) : k_(k), target_(target) {
+  LayoutInference(const Kernel& k, const TargetDescription& target, bool allow_warpgroup)
+      : k_(k), target_(target), allow_warpgroup_(allow_warpgroup) {
     for (SymbolId id = 0; id < k.symbols.size(); ++id)
       if (k.symbols[id].kind == SymbolKind::kFragment) out_.by_symbol[id] = FragmentLayout::kDistributed;
   }
 
   FragmentLayouts run() {
+    const FragmentLayouts initial = out_;
     walk(k_.body);
+    // A shared tile read by warpgroup gemms is stored in core-matrix order, which the row-major
+    // matrix loads of the other plans cannot read, and an accumulator's gemms share one plan
+    // kind: on any mix the kernel does without warpgroup plans (rare: one gemm shape per tile).
+    bool mixed = warpgroup_mixed_;
+    for (const auto& [tile, acc] : warpgroup_tiles_) mixed |= row_major_tiles_.contains(tile);
+    if (mixed) {
+      out_ = initial;
+      gemm_accumulators_.clear();
+      not_matrix_.clear();
+      warpgroup_tiles_.clear();
+      allow_warpgroup_ = false;
+      walk(k_.body);
+    }
     for (SymbolId id : gemm_accumulators_) {
       if (!not_matrix_.contains(id)) out_.by_symbol[id] = FragmentLayout::kMatrix;
       else out_.matrix_plans.erase(id);
     }
+    // Operand tiles of warpgroup gemms whose accumulator stayed in matrix registers.
+    for (const auto& [tile, acc] : warpgroup_tiles_)
+      if (out_.matrix_plans.contains(acc)) out_.core_matrix_tiles.insert(tile);
     return out_;
   }
 
@@ -53,10 +72,16 @@ class LayoutInference {
       not_matrix(g->b.buffer);
       if (is_fragment(g->c.buffer)) {
         gemm_accumulators_.insert(g->c.buffer);
-        if (std::optional<MatrixGemmPlan> plan = plan_matrix_gemm(k_, *g, target_).plan)
-          out_.matrix_plans.emplace(g->c.buffer, *plan);
-        else
+        if (std::optional<MatrixGemmPlan> plan = plan_matrix_gemm(k_, *g, target_, allow_warpgroup_).plan) {
+          auto [it, fresh] = out_.matrix_plans.emplace(g->c.buffer, *plan);
+          if (!fresh && it->second.warpgroup != plan->warpgroup) warpgroup_mixed_ = true;
+          for (SymbolId tile : {g->a.buffer, g->b.buffer}) {
+            if (plan->warpgroup) warpgroup_tiles_.emplace(tile, g->c.buffer);
+            else row_major_tiles_.insert(tile);
+          }
+        } else {
           not_matrix(g->c.buffer);
+        }
       }
       region_exprs(g->a);
       region_exprs(g->b);
@@ -139,6 +164,9 @@ class LayoutInference {
   const TargetDescription& target_;
   FragmentLayouts out_;
   std::set<SymbolId> gemm_accumulators_, not_matrix_;
+  bool allow_warpgroup_ = false, warpgroup_mixed_ = false;
+  std::multimap<SymbolId, SymbolId> warpgroup_tiles_;  // operand tile -> accumulator
+  std::set<SymbolId> row_major_tiles_;                   // operand tiles of other matrix plans
 };
 
 }  // namespace
@@ -160,8 +188,9 @@ bool owner_local(const ParallelOp& op, const std::vector<Expr>& indices,
   return true;
 }
 
-FragmentLayouts infer_fragment_layouts(const Kernel& kernel, const TargetDescription& target) {
-  return LayoutInference(kernel, target).run();
+FragmentLayouts infer_fragment_layouts(const Kernel& kernel, const TargetDescription& target,
+                                       bool allow_warpgroup) {
+  return LayoutInference(kernel, target, allow_warpgroup).run();
 }
 
 }  // namespace tilert::lowering

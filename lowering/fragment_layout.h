@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "ir/kernel.h"
@@ -20,6 +21,8 @@ enum class FragmentLayout : uint8_t { kDistributed, kShared, kMatrix };
 struct FragmentLayouts {
   std::map<SymbolId, FragmentLayout> by_symbol;
   std::map<SymbolId, MatrixGemmPlan> matrix_plans;  // of the kMatrix fragments
+  // Shared tiles read by warpgroup gemms: stored in core-matrix order (lowering/matrix_plan.h).
+  std::set<SymbolId> core_matrix_tiles;
   FragmentLayout of(SymbolId id) const;
 };
 
@@ -34,6 +37,8 @@ bool owner_local(const ParallelOp& op, const std::vector<Expr>& indices,
 // that is not a fragment. Else it is distributed unless a parallel body reads or writes it at a
 // position other than its own iteration's, or it is copied to a fragment of another shape (the
 // destination's owner reads elements the source's owner holds).
-FragmentLayouts infer_fragment_layouts(const Kernel& kernel, const TargetDescription& target);
+// With `allow_warpgroup`, gemms take warpgroup plans where plan_matrix_gemm offers them.
+FragmentLayouts infer_fragment_layouts(const Kernel& kernel, const TargetDescription& target,
+                                       bool allow_warpgroup = false);
 
 }  // namespace tilert::lowering

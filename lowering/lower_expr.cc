@@ -24,6 +24,8 @@ simt::Expr Lowerer::bin(BinaryOp op, simt::Expr a, simt::Expr b) const {
       case BinaryOp::kMul: return simt::Expr::int_const(wrap(ux * uy), a.type);
       case BinaryOp::kDiv: if (divisible) return simt::Expr::int_const(x / y, a.type); break;
       case BinaryOp::kMod: if (divisible) return simt::Expr::int_const(x % y, a.type); break;
+      case BinaryOp::kBitAnd: return simt::Expr::int_const(x & y, a.type);
+      case BinaryOp::kShr: if (x >= 0 && y >= 0 && y < 63) return simt::Expr::int_const(x >> y, a.type); break;
       default: break;
     }
   }
@@ -120,8 +122,26 @@ std::vector<simt::Expr> Lowerer::unravel(const simt::Expr& e, const std::vector<
   return out;
 }
 
+simt::Expr Lowerer::tile_offset(const Storage& st, const std::vector<simt::Expr>& idx) const {
+  const size_t rank = st.shape.size();
+  if (!st.core_matrix || rank < 2 || idx.size() != rank) return flat_index(idx, st.padded_shape());
+  const int64_t rows = st.shape[rank - 2];
+  const int64_t elem = dtype_size(fn_.shared[st.id].type), per_16 = 16 / elem;
+  const int64_t shift = per_16 == 8 ? 3 : per_16 == 4 ? 2 : per_16 == 2 ? 1 : 0;
+  std::vector<simt::Expr> lead(idx.begin(), idx.end() - 2);
+  std::vector<int64_t> lead_shape(st.shape.begin(), st.shape.end() - 2);
+  simt::Expr r = simt::Expr::cast(DType::kI32, idx[rank - 2]), c = simt::Expr::cast(DType::kI32, idx[rank - 1]);
+  // Shifts and masks: the coordinates are never negative.
+  simt::Expr within = add(add(mul(bin(BinaryOp::kShr, r, i32(3)), i32(st.core_group)),
+                              mul(bin(BinaryOp::kShr, c, i32(shift)), i32(st.core_step))),
+                          add(mul(bin(BinaryOp::kBitAnd, r, i32(7)), i32(per_16)),
+                              bin(BinaryOp::kBitAnd, c, i32(per_16 - 1))));
+  if (lead.empty()) return within;
+  return add(mul(flat_index(lead, lead_shape), i32(rows / 8 * st.core_group)), std::move(within));
+}
+
 simt::Expr Lowerer::shared_index(const Storage& st, const std::vector<simt::Expr>& idx) const {
-  simt::Expr flat = flat_index(idx, st.padded_shape());
+  simt::Expr flat = tile_offset(st, idx);
   return st.stage_offset ? add(*st.stage_offset, std::move(flat)) : flat;
 }
 
@@ -195,6 +215,7 @@ absl::Status Lowerer::write_element(SymbolId sym, const std::vector<simt::Expr>&
       });
     }
     case Storage::Kind::kShared: {
+      generic_core_writes_ |= st.core_matrix;
       simt::Stmt s;
       s.kind = simt::StmtKind::kStore;
       s.space = Space::kShared;

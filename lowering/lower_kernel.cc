@@ -52,6 +52,19 @@ void Lowerer::order_accesses(const std::vector<Access>& accesses) {
   if (tracker_.needs_barrier(accesses)) barrier_now();
 }
 
+void Lowerer::add_proxy_fences(simt::Body& body) {
+  for (size_t i = 0; i < body.size(); ++i) {
+    add_proxy_fences(body[i].body);
+    add_proxy_fences(body[i].else_body);
+    if (body[i].kind == simt::StmtKind::kBarrier && body[i].barrier == simt::BarrierKind::kWorkgroup) {
+      simt::Stmt fence;
+      fence.kind = simt::StmtKind::kProxyFence;
+      body.insert(body.begin() + static_cast<std::ptrdiff_t>(i), std::move(fence));
+      ++i;
+    }
+  }
+}
+
 void Lowerer::barrier_now() {
   simt::Stmt s;
   s.kind = simt::StmtKind::kBarrier;
@@ -161,7 +174,7 @@ absl::StatusOr<simt::Function> Lowerer::run() {
                                                  target_.name(), " does not have"));
   out_ = &fn_.body;
   storage_.resize(kernel_.symbols.size());
-  layouts_ = infer_fragment_layouts(kernel_, target_);
+  layouts_ = infer_fragment_layouts(kernel_, target_, options_.warpgroup_mma);
 
   // Parameters, in signature order, then the status record.
   std::vector<bool> written(kernel_.symbols.size(), false);
@@ -202,6 +215,14 @@ absl::StatusOr<simt::Function> Lowerer::run() {
     switch (sym.kind) {
       case SymbolKind::kShared:
         st.kind = Storage::Kind::kShared;
+        st.core_matrix = layouts_.core_matrix_tiles.contains(id);
+        async_proxy_reads_ |= st.core_matrix;
+        if (st.core_matrix) {
+          // 16-byte units: 9 between core matrices along a row; an odd count between 8-row groups.
+          const int64_t per_16 = 16 / dtype_size(sym.dtype), row_units = st.shape.back() / per_16 * 9;
+          st.core_step = 9 * per_16;
+          st.core_group = (row_units % 2 == 0 ? row_units + 1 : row_units) * per_16;
+        }
         break;
       case SymbolKind::kFragment:
         switch (layouts_.of(id)) {
@@ -230,7 +251,7 @@ absl::StatusOr<simt::Function> Lowerer::run() {
     }
     if (st.kind == Storage::Kind::kShared) {
       st.id = static_cast<uint32_t>(fn_.shared.size());
-      fn_.shared.push_back({sym.name, sym.dtype, numel(st.shape)});
+      fn_.shared.push_back({sym.name, sym.dtype, st.buffer_elements()});
       shared_bytes += (fn_.shared.back().bytes() + 15) / 16 * 16;
     } else if (st.kind == Storage::Kind::kDistributed) {
       st.slots = static_cast<int32_t>((numel(st.shape) + kernel_.threads - 1) / kernel_.threads);
@@ -262,6 +283,7 @@ absl::StatusOr<simt::Function> Lowerer::run() {
     }));
     fn_.body.insert(fn_.body.begin(), init.begin(), init.end());
   }
+  if (async_proxy_reads_ && generic_core_writes_) add_proxy_fences(fn_.body);
   if (profile_) RETURN_IF_ERROR(finish_profile());
   if (fn_.shared_bytes() > limit)
     return absl::ResourceExhaustedError(absl::StrCat("kernel ", kernel_.name, ": shared memory with the lowering's scratch is ",
@@ -468,6 +490,7 @@ class ThreadCode {
       });
     }
     if (st.kind == Storage::Kind::kShared) {
+      l_.generic_core_writes_ |= st.core_matrix;
       op.space = Space::kShared;
       op.operands = {l_.shared_index(st, idx), simt::Expr::cast(type, value)};
       l_.emit(std::move(op));

@@ -18,6 +18,9 @@ struct LowerOptions {
   // Instrument every barrier wait and the roles' waits with cycle-counter reads recorded in one
   // more parameter (lowering/sync_profile.h). Off: the lowering is exactly the plain one.
   bool sync_profile = false;
+  // Prefer warpgroup plans (wgmma, lowering/matrix_plan.h) for gemms on targets that have them.
+  // Off by default: on the H200 they measure slower than mma.sync so far (tests/bench/RESULTS.md).
+  bool warpgroup_mma = false;
 };
 
 // Lowers `kernel` (verified, capabilities already checked) for `target`. The result's parameters

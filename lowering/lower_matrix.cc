@@ -1,7 +1,9 @@
 // Matrix accumulators (FragmentLayout::kMatrix): the gemm runs on the target's matrix unit. Each
 // subgroup owns a tiles_m x tiles_n block of 16x16 accumulator matrices of the C tile (subgroup
 // g takes block row g / warps_n, block column g % warps_n); per k step of 16 it loads its A row
-// strip and B column strip from shared memory into matrix registers and multiplies. Matrix ids
+// strip and B column strip from shared memory into matrix registers and multiplies. Warpgroup
+// plans (wgmma) instead issue one warpgroup_mma per 64-row strip and k step, reading both
+// operands from shared memory directly; their accumulators are placed as matrix_origin says. Matrix ids
 // are statement fields, so every loop over tiles is unrolled here; only the k loop is a SIMT loop.
 // Copying an accumulator out goes through a per-subgroup 16x16 f32 staging area in shared memory
 // (the matrix layout is the emitter's), ordered by subgroup barriers only.
@@ -32,6 +34,7 @@ void Lowerer::declare_matrix_accumulator(const Symbol& sym, Storage& st, const M
 }
 
 absl::Status Lowerer::lower_matrix_fill(const Storage& acc, simt::Expr value) {
+  RETURN_IF_ERROR(finish_warpgroup_products());
   for (uint32_t m : acc.matrices) {
     simt::Stmt st;
     st.kind = simt::StmtKind::kMatrixFill;
@@ -39,6 +42,107 @@ absl::Status Lowerer::lower_matrix_fill(const Storage& acc, simt::Expr value) {
     st.operands = {simt::Expr::cast(DType::kF32, value)};
     emit(std::move(st));
   }
+  return absl::OkStatus();
+}
+
+Lowerer::MatrixOrigin Lowerer::matrix_origin(const MatrixGemmPlan& p, const simt::Expr& sg) {
+  MatrixOrigin o;
+  if (p.warpgroup) {
+    const int per_group = kWarpgroupThreads / p.subgroup_size;
+    simt::Expr group = bin(BinaryOp::kDiv, sg, i32(per_group)), warp = bin(BinaryOp::kMod, sg, i32(per_group));
+    o.row = add(mul(bin(BinaryOp::kDiv, group, i32(p.groups_n)), i32(int64_t{p.tiles_m} * kWarpgroupRows)),
+                mul(warp, i32(kTile)));
+    o.col = mul(bin(BinaryOp::kMod, group, i32(p.groups_n)), i32(int64_t{p.tiles_n} * kTile));
+    o.row_step = kWarpgroupRows;
+    return o;
+  }
+  o.row = mul(bin(BinaryOp::kDiv, sg, i32(p.warps_n)), i32(int64_t{p.tiles_m} * kTile));
+  o.col = mul(bin(BinaryOp::kMod, sg, i32(p.warps_n)), i32(int64_t{p.tiles_n} * kTile));
+  o.row_step = kTile;
+  return o;
+}
+
+// One warpgroup_mma per strip and k step of 16, all in one commit group that is waited for at
+// the end: the operand buffers and the accumulators are free again when the gemm statement ends
+// (the next workgroup barrier may let copies overwrite the buffers).
+absl::Status Lowerer::lower_warpgroup_gemm(const GemmOp& op, const Storage& a, const Storage& b, const Storage& c) {
+  const MatrixGemmPlan& p = c.plan;
+  if (!a.core_matrix || !b.core_matrix)
+    return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": warpgroup gemm operands are not stored "
+                                            "in core-matrix order"));
+  // The warpgroup's first row and column: its warp 0's accumulator origin.
+  const int per_group = kWarpgroupThreads / p.subgroup_size;
+  uint32_t row0 = new_var("wg_row", DType::kI32), col0 = new_var("wg_col", DType::kI32);
+  {
+    MatrixOrigin o = matrix_origin(p, mul(bin(BinaryOp::kDiv, simt::Expr::builtin(simt::Builtin::kSubgroupId),
+                                              i32(per_group)), i32(per_group)));
+    assign(row0, std::move(o.row));
+    assign(col0, std::move(o.col));
+  }
+  // Bytes between neighbouring core matrices: down (the next 8-row group), across (along a row).
+  auto strides = [&](const Storage& st) {
+    const int64_t elem = dtype_size(fn_.shared[st.id].type);
+    return std::pair<int64_t, int64_t>{st.core_group * elem, st.core_step * elem};
+  };
+  const auto [a_down, a_across] = strides(a);
+  const auto [b_down, b_across] = strides(b);
+  // The core-matrix layout is linear in coordinates that are multiples of 8: the warpgroup's
+  // first A row and B column are placed once, each strip and k step adds a constant.
+  auto origin = [&](const Region& r, const Storage& st, simt::Expr row, simt::Expr col) -> absl::StatusOr<uint32_t> {
+    ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(r, {std::move(row), std::move(col)}));
+    uint32_t v = new_var("wg_operand", DType::kI32);
+    assign(v, shared_index(st, at));
+    return v;
+  };
+  auto delta = [&](const Storage& st, simt::Expr row, simt::Expr col) {
+    std::vector<simt::Expr> at(st.shape.size(), i32(0));
+    at[at.size() - 2] = std::move(row);
+    at.back() = std::move(col);
+    return tile_offset(st, at);  // a constant once the k loop is unrolled
+  };
+  ASSIGN_OR_RETURN(uint32_t a0, origin(op.a, a, var(row0), i32(0)));
+  ASSIGN_OR_RETURN(uint32_t b0, origin(op.b, b, i32(0), var(col0)));
+  // A product still in flight from an earlier gemm may stay so: products into the same
+  // accumulators chain in issue order; the fence orders this thread's own register writes.
+  simt::Stmt fence;
+  fence.kind = simt::StmtKind::kWarpgroupFence;
+  emit(std::move(fence));
+  RETURN_IF_ERROR(for_range("kk", i32(0), i32(p.k_steps), /*unroll=*/true, [&](const simt::Expr& kk) -> absl::Status {
+    simt::Expr k0 = mul(kk, i32(kTile));
+    for (int i = 0; i < p.tiles_m; ++i) {
+      simt::Stmt m;
+      m.kind = simt::StmtKind::kWarpgroupMma;
+      m.id = c.matrices[static_cast<size_t>(i) * p.tiles_n];
+      m.a = static_cast<uint32_t>(p.tiles_n);
+      m.array = a.id;
+      m.b = b.id;
+      // A (m x k): k neighbours across, m neighbours down. B (k x n): k down, n across.
+      m.operands = {add(var(a0), delta(a, i32(int64_t{i} * kWarpgroupRows), k0)), i32(a_across), i32(a_down),
+                    add(var(b0), delta(b, k0, i32(0))), i32(b_down), i32(b_across)};
+      emit(std::move(m));
+    }
+    return absl::OkStatus();
+  }));
+  simt::Stmt commit;
+  commit.kind = simt::StmtKind::kWarpgroupCommit;
+  emit(std::move(commit));
+  // Inside a pipeline that keeps a buffer for it, the product stays in flight while the next
+  // iteration's copies are issued (lower_pipelined); elsewhere it completes here.
+  simt::Stmt wait;
+  wait.kind = simt::StmtKind::kWarpgroupWait;
+  wait.a = defer_warpgroup_wait_ ? 1 : 0;
+  emit(std::move(wait));
+  warpgroup_pending_ = defer_warpgroup_wait_;
+  return absl::OkStatus();
+}
+
+absl::Status Lowerer::finish_warpgroup_products() {
+  if (!warpgroup_pending_) return absl::OkStatus();
+  simt::Stmt wait;
+  wait.kind = simt::StmtKind::kWarpgroupWait;
+  wait.a = 0;
+  emit(std::move(wait));
+  warpgroup_pending_ = false;
   return absl::OkStatus();
 }
 
@@ -51,6 +155,7 @@ absl::Status Lowerer::lower_matrix_gemm(const Stmt& s, const GemmOp& op) {
   if (a.kind != Storage::Kind::kShared || b.kind != Storage::Kind::kShared)
     return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": matrix gemm at line ", s.loc.line,
                                             " with operands outside shared memory"));
+  if (p.warpgroup) return lower_warpgroup_gemm(op, a, b, c);
   // The operand matrices of this gemm: a strip of A tiles and of B tiles per k step.
   std::vector<uint32_t> a_tiles, b_tiles;
   for (int i = 0; i < p.tiles_m; ++i) {
@@ -66,8 +171,11 @@ absl::Status Lowerer::lower_matrix_gemm(const Stmt& s, const GemmOp& op) {
   uint32_t sg = new_var("sg", DType::kI32);
   assign(sg, simt::Expr::builtin(simt::Builtin::kSubgroupId));
   uint32_t row0 = new_var("sg_row", DType::kI32), col0 = new_var("sg_col", DType::kI32);
-  assign(row0, mul(bin(BinaryOp::kDiv, var(sg), i32(p.warps_n)), i32(int64_t{p.tiles_m} * kTile)));
-  assign(col0, mul(bin(BinaryOp::kMod, var(sg), i32(p.warps_n)), i32(int64_t{p.tiles_n} * kTile)));
+  {
+    MatrixOrigin o = matrix_origin(p, var(sg));
+    assign(row0, std::move(o.row));
+    assign(col0, std::move(o.col));
+  }
 
   // Flat element offset of region element (row, col) of a shared operand, and its row stride.
   auto offset = [&](const Region& r, const Storage& st, simt::Expr row, simt::Expr col) -> absl::StatusOr<simt::Expr> {
@@ -109,6 +217,7 @@ absl::Status Lowerer::lower_matrix_gemm(const Stmt& s, const GemmOp& op) {
 }
 
 absl::Status Lowerer::lower_matrix_copy_out(const Storage& acc, const Region& dst) {
+  RETURN_IF_ERROR(finish_warpgroup_products());
   const MatrixGemmPlan& p = acc.plan;
   fn_.uses_subgroup_ops = true;
   if (!matrix_out_) {
@@ -120,8 +229,9 @@ absl::Status Lowerer::lower_matrix_copy_out(const Storage& acc, const Region& ds
   assign(sg, simt::Expr::builtin(simt::Builtin::kSubgroupId));
   assign(base, mul(var(sg), i32(kTileElements)));
   uint32_t row0 = new_var("sg_row", DType::kI32), col0 = new_var("sg_col", DType::kI32);
-  assign(row0, mul(bin(BinaryOp::kDiv, var(sg), i32(p.warps_n)), i32(int64_t{p.tiles_m} * kTile)));
-  assign(col0, mul(bin(BinaryOp::kMod, var(sg), i32(p.warps_n)), i32(int64_t{p.tiles_n} * kTile)));
+  MatrixOrigin origin = matrix_origin(p, var(sg));
+  assign(row0, std::move(origin.row));
+  assign(col0, std::move(origin.col));
   auto subgroup_barrier = [&] {
     simt::Stmt b;
     b.kind = simt::StmtKind::kBarrier;
@@ -146,7 +256,7 @@ absl::Status Lowerer::lower_matrix_copy_out(const Storage& acc, const Region& ds
                                 [&](const simt::Expr& e) -> absl::Status {
         uint32_t idx = new_var("idx", DType::kI32);
         assign(idx, add(simt::Expr::builtin(simt::Builtin::kSubgroupLane), mul(e, i32(p.subgroup_size))));
-        simt::Expr r = add(var(row0), add(i32(i * kTile), bin(BinaryOp::kDiv, var(idx), i32(kTile))));
+        simt::Expr r = add(var(row0), add(i32(i * origin.row_step), bin(BinaryOp::kDiv, var(idx), i32(kTile))));
         simt::Expr col = add(var(col0), add(i32(j * kTile), bin(BinaryOp::kMod, var(idx), i32(kTile))));
         ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(dst, {r, col}));
         for (simt::Expr& c : at) {  // each coordinate once: the bounds test and the address use it

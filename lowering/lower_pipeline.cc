@@ -14,6 +14,8 @@
 //   wait for every group; workgroup barrier
 //
 // The buffer written in iteration i held iteration i - 1's data, which the barrier has retired.
+// When the body's warpgroup gemms keep their product in flight (wgmma), one spare buffer per tile
+// makes it iteration i - 2's, whose products are complete (see README, "Asynchronous pipelines").
 // A 16-byte chunk is copied asynchronously when it lies inside the tensor and is 16-byte aligned;
 // other chunks (ragged edges, rows whose length is not a multiple of 8 elements) are copied
 // element by element through registers, reading zero outside the tensor, which is complete before
@@ -65,8 +67,9 @@ std::optional<Lowerer::PipelinePlan> Lowerer::plan_pipeline(const Stmt& loop, co
       return std::nullopt;
     tiles.insert(c->dst.buffer);
     plan.copies.push_back(c);
-    const int64_t pitch = staged_pitch(st.shape, elem);
-    stage_bytes += (pitch ? numel(st.shape) / st.shape.back() * pitch : numel(st.shape)) * elem;
+    const int64_t pitch = st.core_matrix ? 0 : staged_pitch(st.shape, elem);
+    stage_bytes += (st.core_matrix ? st.buffer_elements()
+                                   : pitch ? numel(st.shape) / st.shape.back() * pitch : numel(st.shape)) * elem;
   }
   if (plan.copies.empty()) return std::nullopt;
   plan.rest_begin = plan.copies.size();
@@ -93,6 +96,18 @@ std::optional<Lowerer::PipelinePlan> Lowerer::plan_pipeline(const Stmt& loop, co
   absl::StatusOr<int> stages = choose_pipeline_stages(stage_bytes, op.stages, target_, std::max<int64_t>(0, other));
   if (!stages.ok() || *stages < 2) return std::nullopt;
   plan.stages = *stages;
+  plan.buffers = *stages;
+  // A warpgroup gemm on a staged tile can leave its product in flight if a spare buffer fits.
+  bool warpgroup_reads = false;
+  visit_stmts(Block(op.body.begin() + static_cast<std::ptrdiff_t>(plan.rest_begin), op.body.end()), [&](const Stmt& s) {
+    const auto* g = s.as<GemmOp>();
+    if (!g || storage_[g->c.buffer].kind != Storage::Kind::kMatrix || !storage_[g->c.buffer].plan.warpgroup) return;
+    warpgroup_reads |= tiles.contains(g->a.buffer) || tiles.contains(g->b.buffer);
+  });
+  if (warpgroup_reads) {
+    absl::StatusOr<int> spare = choose_pipeline_stages(stage_bytes, plan.stages + 1, target_, std::max<int64_t>(0, other));
+    if (spare.ok() && *spare == plan.stages + 1) plan.buffers = plan.stages + 1;
+  }
   return plan;
 }
 
@@ -102,7 +117,7 @@ absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::E
     const Storage& src = storage_[c->src.buffer];
     const DType type = kernel_.symbol(c->dst.buffer).dtype;
     const int64_t per_chunk = kChunkBytes / dtype_size(type);
-    const int64_t n = numel(dst.padded_shape());
+    const int64_t n = dst.buffer_elements();
     std::vector<int64_t> chunk_shape = dst.shape;
     chunk_shape.back() /= per_chunk;
     simt::Expr base = mul(stage, i32(n));
@@ -124,36 +139,68 @@ absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::E
     whole.kind = simt::StmtKind::kIf;
     whole.operands = {bin(BinaryOp::kAnd, bin(BinaryOp::kAnd, first_inside, last_inside),
                           bin(BinaryOp::kAnd, multiple_of_chunk(tile_flat), multiple_of_chunk(row_length)))};
-    auto unchecked_chunk = [&](const std::vector<simt::Expr>& chunk) -> absl::Status {
-      std::vector<simt::Expr> rel = chunk;
-      rel.back() = mul(rel.back(), i32(per_chunk));
-      ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(c->src, rel));
-      ASSIGN_OR_RETURN(simt::Expr flat, tensor_flat_index(src, at));
+    // `at`: the chunk's shared and global offsets when the caller has them at hand.
+    auto unchecked_chunk = [&](const std::vector<simt::Expr>& chunk,
+                               std::optional<std::pair<simt::Expr, simt::Expr>> at = std::nullopt) -> absl::Status {
       simt::Stmt cp;
       cp.kind = simt::StmtKind::kAsyncCopy;
       cp.id = dst.id;
       cp.array = src.id;
       cp.a = kChunkBytes;
-      cp.operands = {add(base, flat_index(rel, dst.padded_shape())), std::move(flat)};
+      if (at) {
+        cp.operands = {std::move(at->first), std::move(at->second)};
+      } else {
+        std::vector<simt::Expr> rel = chunk;
+        rel.back() = mul(rel.back(), i32(per_chunk));
+        ASSIGN_OR_RETURN(std::vector<simt::Expr> coords, region_coords(c->src, rel));
+        ASSIGN_OR_RETURN(simt::Expr flat, tensor_flat_index(src, coords));
+        cp.operands = {add(base, tile_offset(dst, rel)), std::move(flat)};
+      }
       emit(std::move(cp));
       return absl::OkStatus();
     };
     RETURN_IF_ERROR(into(whole.body, [&]() -> absl::Status {
       const int64_t row_chunks = chunk_shape.back(), threads = kernel_.threads;
-      if (chunk_shape.size() != 2 || threads % row_chunks != 0)
-        return for_cyclic(chunk_shape, /*unroll=*/true, unchecked_chunk);
+      // Core-matrix tiles need rounds of whole 8-row groups for the constant shared step below.
+      const bool whole_groups = !dst.core_matrix || (threads % row_chunks == 0 && (threads / row_chunks) % 8 == 0);
+      if (chunk_shape.size() != 2 || threads % row_chunks != 0 || !whole_groups)
+        return for_cyclic(chunk_shape, /*unroll=*/true, [&](const std::vector<simt::Expr>& chunk) {
+          return unchecked_chunk(chunk);
+        });
       // Rows of a 2-D tile: when the block covers whole rows per round, a thread keeps its chunk
-      // column and moves down threads / row_chunks rows a round, so its coordinates are worked
-      // out once rather than divided out of the flat chunk index every round.
+      // column and moves down threads / row_chunks rows a round. Its first chunk's offsets are
+      // worked out once; a round adds a constant to the shared offset and a row step (a run-time
+      // value: the tensor's row length) to the global one. Consecutive threads take consecutive
+      // chunks of a row: a warp reads whole 128-byte lines of the tensor (half as many lines per
+      // request as handing out 8 rows of one core matrix; the padded core-matrix steps keep the
+      // shared writes free of bank conflicts either way).
       const int64_t rows = chunk_shape[0], rows_per_round = threads / row_chunks;
       uint32_t row0 = new_var("chunk_row", DType::kI32), col = new_var("chunk_col", DType::kI32);
       assign(row0, bin(BinaryOp::kDiv, tid(), i32(row_chunks)));
       assign(col, bin(BinaryOp::kMod, tid(), i32(row_chunks)));
+      const std::vector<simt::Expr> first_rel = {var(row0), mul(var(col), i32(per_chunk))};
+      uint32_t dst0 = new_var("chunk_dst", DType::kI32), src0 = new_var("chunk_src", DType::kI32),
+               src_step = new_var("chunk_src_step", DType::kI32);
+      assign(dst0, add(base, tile_offset(dst, first_rel)));
+      ASSIGN_OR_RETURN(std::vector<simt::Expr> first_at, region_coords(c->src, first_rel));
+      ASSIGN_OR_RETURN(simt::Expr first_flat, tensor_flat_index(src, first_at));
+      assign(src0, std::move(first_flat));
+      ASSIGN_OR_RETURN(std::vector<simt::Expr> origin, region_coords(c->src, {i32(0), i32(0)}));
+      ASSIGN_OR_RETURN(std::vector<simt::Expr> one_round, region_coords(c->src, {i32(rows_per_round), i32(0)}));
+      ASSIGN_OR_RETURN(simt::Expr origin_flat, tensor_flat_index(src, origin));
+      ASSIGN_OR_RETURN(simt::Expr round_flat, tensor_flat_index(src, one_round));
+      assign(src_step, bin(BinaryOp::kSub, std::move(round_flat), std::move(origin_flat)));
+      // Rows per round are whole groups of 8 core-matrix rows, so in either layout a round moves
+      // the shared offset by a constant.
+      const int64_t round_step = dst.core_matrix ? rows_per_round / 8 * dst.core_group
+                                                 : rows_per_round * dst.padded_shape().back();
       return for_range("round", i32(0), i32((rows + rows_per_round - 1) / rows_per_round), true,
                        [&](const simt::Expr& r) -> absl::Status {
         simt::Expr row = add(var(row0), mul(r, i32(rows_per_round)));
-        if (rows % rows_per_round == 0) return unchecked_chunk({row, var(col)});
-        return if_then(bin(BinaryOp::kLt, row, i32(rows)), [&] { return unchecked_chunk({row, var(col)}); });
+        std::pair<simt::Expr, simt::Expr> at{add(var(dst0), mul(r, i32(round_step))),
+                                             add(var(src0), mul(r, var(src_step)))};
+        if (rows % rows_per_round == 0) return unchecked_chunk({row, var(col)}, std::move(at));
+        return if_then(bin(BinaryOp::kLt, row, i32(rows)), [&] { return unchecked_chunk({row, var(col)}, at); });
       });
     }));
     // Otherwise each chunk is checked: inside and aligned, it is copied asynchronously; else
@@ -172,7 +219,7 @@ absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::E
       ASSIGN_OR_RETURN(simt::Expr flat_value, tensor_flat_index(src, at));
       assign(flat, flat_value);
       uint32_t dst_at = new_var("dst", DType::kI32);
-      assign(dst_at, add(base, flat_index(rel, dst.padded_shape())));
+      assign(dst_at, add(base, tile_offset(dst, rel)));
       simt::Expr aligned = bin(BinaryOp::kEq, bin(BinaryOp::kMod, var(flat), i32(per_chunk)), i32(0));
       simt::Stmt st;
       st.kind = simt::StmtKind::kIf;
@@ -187,8 +234,8 @@ absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::E
         emit(std::move(cp));
         return absl::OkStatus();
       }));
-      RETURN_IF_ERROR(into(st.else_body, [&] {
-        return for_range("ce", i32(0), i32(per_chunk), false, [&](const simt::Expr& j) -> absl::Status {
+      RETURN_IF_ERROR(into(st.else_body, [&]() -> absl::Status {
+        RETURN_IF_ERROR(for_range("ce", i32(0), i32(per_chunk), false, [&](const simt::Expr& j) -> absl::Status {
           std::vector<simt::Expr> e = rel;
           e.back() = add(e.back(), j);
           ASSIGN_OR_RETURN(std::vector<simt::Expr> e_at, region_coords(c->src, e));
@@ -200,7 +247,15 @@ absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::E
           store.operands = {add(var(dst_at), j), simt::Expr::cast(type, std::move(v))};
           emit(std::move(store));
           return absl::OkStatus();
-        });
+        }));
+        // Ordinary stores reach warpgroup products (async proxy) only through a proxy fence
+        // before the barrier that publishes them; cp.async data needs none.
+        if (dst.core_matrix) {
+          simt::Stmt fence;
+          fence.kind = simt::StmtKind::kProxyFence;
+          emit(std::move(fence));
+        }
+        return absl::OkStatus();
       }));
       emit(std::move(st));
       return absl::OkStatus();
@@ -212,11 +267,11 @@ absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::E
 }
 
 absl::Status Lowerer::lower_pipelined(const ForOp& op, const PipelinePlan& plan) {
-  const int S = plan.stages;
-  for (const CopyOp* c : plan.copies) {  // S buffers per staged tile
+  const int S = plan.stages, buffers = plan.buffers;
+  for (const CopyOp* c : plan.copies) {
     Storage& st = storage_[c->dst.buffer];
-    st.pitch = staged_pitch(st.shape, dtype_size(kernel_.symbol(c->dst.buffer).dtype));
-    fn_.shared[st.id].count = numel(st.padded_shape()) * S;
+    st.pitch = st.core_matrix ? 0 : staged_pitch(st.shape, dtype_size(kernel_.symbol(c->dst.buffer).dtype));
+    fn_.shared[st.id].count = st.buffer_elements() * buffers;
   }
   ASSIGN_OR_RETURN(simt::Expr begin, expr(op.begin));
   ASSIGN_OR_RETURN(simt::Expr end, expr(op.end));
@@ -254,21 +309,27 @@ absl::Status Lowerer::lower_pipelined(const ForOp& op, const PipelinePlan& plan)
     barrier_now();
     uint32_t next = new_var("pipe_next", DType::kI32);
     assign(next, add(i, i32(S - 1)));
-    RETURN_IF_ERROR(issue(var(next), bin(BinaryOp::kMod, var(next), i32(S))));
+    // With a spare buffer this overwrites iteration i - 2's, whose products are complete (each
+    // gemm waited for all but its own before the barrier above).
+    RETURN_IF_ERROR(issue(var(next), bin(BinaryOp::kMod, var(next), i32(buffers))));
     commit();
     uint32_t k = new_var(kernel_.symbol(op.var).name, DType::kI32);
     assign(k, add(var(first), i));
     bound_[op.var] = var(k);
     for (const CopyOp* c : plan.copies) {
       Storage& st = storage_[c->dst.buffer];
-      st.stage_offset = mul(bin(BinaryOp::kMod, i, i32(S)), i32(numel(st.padded_shape())));
+      st.stage_offset = mul(bin(BinaryOp::kMod, i, i32(buffers)), i32(st.buffer_elements()));
     }
-    RETURN_IF_ERROR(lower_block(rest));
+    defer_warpgroup_wait_ = buffers > S;
+    absl::Status body = lower_block(rest);
+    defer_warpgroup_wait_ = false;
+    RETURN_IF_ERROR(body);
     for (const CopyOp* c : plan.copies) storage_[c->dst.buffer].stage_offset.reset();
     tracker_.clear();  // the next iteration (or the drain below) starts with a barrier
     return absl::OkStatus();
   }));
   bound_.erase(op.var);
+  RETURN_IF_ERROR(finish_warpgroup_products());
   wait(0);
   barrier_now();
   return absl::OkStatus();

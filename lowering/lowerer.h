@@ -57,6 +57,17 @@ struct Storage {
   // ldmatrix phase reads in different shared-memory banks.
   std::optional<simt::Expr> stage_offset;
   int64_t pitch = 0;
+  // kShared tiles read by warpgroup gemms: element order of 8 x 16-byte core matrices (see
+  // Lowerer::tile_offset). Neighbouring core matrices along a row are core_step elements apart,
+  // groups of 8 rows core_group elements apart: both odd multiples of 16 bytes, so the 8 core
+  // matrices one wgmma phase reads along either direction fall in distinct banks.
+  bool core_matrix = false;
+  int64_t core_step = 0, core_group = 0;
+  // Elements of one buffer (one pipeline stage) of shared storage.
+  int64_t buffer_elements() const {
+    if (!core_matrix || shape.size() < 2) return numel(padded_shape());
+    return numel(shape) / (shape[shape.size() - 2] * shape.back()) * (shape[shape.size() - 2] / 8) * core_group;
+  }
   // The shape with padded rows (the shape itself when dense).
   std::vector<int64_t> padded_shape() const {
     std::vector<int64_t> s = shape;
@@ -128,6 +139,11 @@ class Lowerer {
   simt::Expr flat_index(const std::vector<simt::Expr>& idx, const std::vector<int64_t>& shape) const;
   // The element of shared storage `st` at `idx`, in the pipeline buffer in use if it is staged.
   simt::Expr shared_index(const Storage& st, const std::vector<simt::Expr>& idx) const;
+  // The element of `idx` within one buffer of shared storage `st` (no stage offset): row-major
+  // with padded rows, or for core-matrix tiles (trailing dims R x C, E elements per 16 bytes)
+  //   lead * (R / 8) * core_group + (r / 8) * core_group + (c / E) * core_step + (r % 8) * E + c % E
+  // so each 8-row x 16-byte block is contiguous (coordinates are non-negative).
+  simt::Expr tile_offset(const Storage& st, const std::vector<simt::Expr>& idx) const;
   absl::StatusOr<simt::Expr> tensor_flat_index(const Storage& t, const std::vector<simt::Expr>& idx);
   absl::StatusOr<simt::Expr> tensor_in_bounds(const Storage& t, const std::vector<simt::Expr>& idx);
   // The i-th coordinates of flat element `e` of `shape`.
@@ -174,6 +190,9 @@ class Lowerer {
     std::vector<const CopyOp*> copies;  // the body's leading global -> shared tile copies
     size_t rest_begin = 0;              // index of the first body statement after them
     int stages = 2;
+    // Buffers per staged tile: stages, or one more when the body's warpgroup gemms keep their
+    // product in flight across the next iteration's copy issue (it still reads its buffer).
+    int buffers = 2;
   };
   std::optional<PipelinePlan> plan_pipeline(const Stmt& loop, const ForOp& op);
   absl::Status lower_pipelined(const ForOp& op, const PipelinePlan& plan);
@@ -184,6 +203,18 @@ class Lowerer {
   absl::Status lower_matrix_fill(const Storage& acc, simt::Expr value);
   absl::Status lower_matrix_copy_out(const Storage& acc, const Region& dst);
   void declare_matrix_accumulator(const Symbol& sym, Storage& st, const MatrixGemmPlan& plan);
+  absl::Status lower_warpgroup_gemm(const GemmOp& op, const Storage& a, const Storage& b, const Storage& c);
+  // Waits for warpgroup products left in flight (before their accumulators are read or written).
+  absl::Status finish_warpgroup_products();
+  // Puts a proxy_fence before every workgroup barrier of `body` (nested ones included).
+  static void add_proxy_fences(simt::Body& body);
+  // Subgroup `sg`'s accumulator (0, 0): its first row and column in the C tile; accumulator
+  // (i, j) is `row_step` * i rows and 16 j columns further.
+  struct MatrixOrigin {
+    simt::Expr row, col;
+    int64_t row_step = 16;
+  };
+  MatrixOrigin matrix_origin(const MatrixGemmPlan& plan, const simt::Expr& sg);
 
   // ---- lower_sync.cc ----
   absl::Status lower_mbarrier_op(const Stmt& s);
@@ -213,6 +244,15 @@ class Lowerer {
   std::map<DType, uint32_t> scratch_arrays_;
   std::optional<uint32_t> matrix_out_;  // per-subgroup staging of accumulators being copied out
   bool scheduled_ = false;  // lowered as a merged role schedule (no asynchronous pipelines)
+  // Some gemm reads shared tiles through the async proxy (wgmma). Asynchronous copies into them
+  // become visible to it through their wait and the barrier (as with an mbarrier completion);
+  // ordinary stores need a proxy fence: the pipeline's element-wise fallback fences its own, and
+  // if any other store reaches a core-matrix tile (generic_core_writes_), every workgroup barrier
+  // of the function is preceded by one (add_proxy_fences).
+  bool async_proxy_reads_ = false, generic_core_writes_ = false;
+  // Inside a pipeline with a spare buffer: a warpgroup gemm leaves its product in flight (waits
+  // only for the one before), and warpgroup_pending_ records that one may be.
+  bool defer_warpgroup_wait_ = false, warpgroup_pending_ = false;
   // Parallel-loop context: loop variables bound to SIMT values, the iteration's slot.
   struct ParallelFrame {
     const ParallelOp* op = nullptr;

@@ -57,6 +57,51 @@ bool matrix_operand_region(const Kernel& kernel, const Region& r, std::string* w
   return true;
 }
 
+// The tile's trailing two dimensions are multiples of 8 (whole core matrices) and the region
+// starts at a constant multiple of 8 in both (the wgmma descriptor names whole core matrices).
+bool core_matrix_aligned(const Kernel& kernel, const Region& r) {
+  const Symbol& sym = kernel.symbol(r.buffer);
+  if (sym.shape.size() < 2) return false;
+  for (size_t d = sym.shape.size() - 2; d < sym.shape.size(); ++d) {
+    std::optional<int64_t> extent = const_int_value(sym.shape[d]);
+    std::optional<int64_t> start = d < r.ranges.size() ? const_int_value(r.ranges[d].start) : int64_t{0};
+    if (!extent || *extent % 8 != 0 || !start || *start % 8 != 0) return false;
+  }
+  return true;
+}
+
+bool has_wgmma(const TargetDescription& target, DType input) {
+  return target.api == ApiKind::kPtx && target.min_subgroup_size() == 32 && target.max_subgroup_size() == 32 &&
+         has_shape(target, input, [](const MatrixShape& s) {
+           return s.m == kWarpgroupRows && s.k == 16 && s.instruction.starts_with("wgmma.mma_async");
+         });
+}
+
+// The warpgroup split of an m x n C tile: groups along m first (each keeps all columns and the
+// B strip it reads stays whole), then along n; fewer accumulators per warp beat that order.
+std::optional<MatrixGemmPlan> warpgroup_plan(int64_t m, int64_t n, int64_t k, int64_t threads, DType input) {
+  if (threads % kWarpgroupThreads != 0 || m % kWarpgroupRows != 0) return std::nullopt;
+  const int groups = static_cast<int>(threads / kWarpgroupThreads);
+  const int64_t strips = m / kWarpgroupRows, nt = n / kMatrixTile;
+  std::optional<MatrixGemmPlan> best;
+  for (int gm = groups; gm >= 1; --gm) {
+    if (groups % gm || strips % gm) continue;
+    const int gn = groups / gm;
+    if (nt % gn || (n / gn) > kWarpgroupMaxColumns) continue;
+    MatrixGemmPlan p;
+    p.warpgroup = true;
+    p.groups_m = gm;
+    p.groups_n = gn;
+    p.tiles_m = static_cast<int>(strips / gm);
+    p.tiles_n = static_cast<int>(nt / gn);
+    p.k_steps = static_cast<int>(k / kMatrixTile);
+    p.input = input;
+    if (p.tiles_m * p.tiles_n > kMaxMatrixTilesPerSubgroup) continue;
+    if (!best || p.tiles_m * p.tiles_n < best->tiles_m * best->tiles_n) best = p;
+  }
+  return best;
+}
+
 }  // namespace
 
 int matrix_subgroup_size(const TargetDescription& target, DType input) {
@@ -79,7 +124,8 @@ int matrix_subgroup_size(const TargetDescription& target, DType input) {
   return 0;
 }
 
-MatrixPlanResult plan_matrix_gemm(const Kernel& kernel, const GemmOp& op, const TargetDescription& target) {
+MatrixPlanResult plan_matrix_gemm(const Kernel& kernel, const GemmOp& op, const TargetDescription& target,
+                                  bool allow_warpgroup) {
   MatrixPlanResult out;
   const DType a_type = kernel.symbol(op.a.buffer).dtype, b_type = kernel.symbol(op.b.buffer).dtype;
   const Symbol& c_sym = kernel.symbol(op.c.buffer);
@@ -117,6 +163,13 @@ MatrixPlanResult plan_matrix_gemm(const Kernel& kernel, const GemmOp& op, const 
   if (kernel.threads % sg != 0) {
     out.why_not = absl::StrCat("the block's ", kernel.threads, " threads are not whole subgroups of ", sg);
     return out;
+  }
+  if (allow_warpgroup && has_wgmma(target, a_type) && core_matrix_aligned(kernel, op.a) &&
+      core_matrix_aligned(kernel, op.b)) {
+    if (std::optional<MatrixGemmPlan> p = warpgroup_plan(m, n, k, kernel.threads, a_type)) {
+      out.plan = p;
+      return out;
+    }
   }
   // Split the subgroups over the tile, preferring square subgroup tiles (fewest operand loads).
   const int subgroups = static_cast<int>(kernel.threads / sg);

@@ -22,13 +22,29 @@ int matrix_subgroup_size(const TargetDescription& target, DType input);
 
 // A gemm's C tile (m x n) split into warps_m x warps_n subgroup tiles, each tiles_m x tiles_n
 // matrices of 16x16, stepping k in k_steps steps of 16.
+//
+// Warpgroup plans (PTX wgmma, sm_90a): the block's warpgroups (4 subgroups of 32) form a
+// groups_m x groups_n grid over C; each warpgroup multiplies tiles_m strips of 64 rows by its
+// 16 * tiles_n columns with one m64nNk16 instruction per strip and k step. Warp w of a warpgroup
+// holds rows 16 w .. 16 w + 15 of each strip: its accumulator (i, j) is rows
+// 64 * (strip i of its group) + 16 w, columns 16 j of its group's columns. The operands are read
+// from shared memory by the instruction itself, so their tiles are stored in core-matrix order
+// (see core_matrix_index).
 struct MatrixGemmPlan {
   int subgroup_size = 32;
   int warps_m = 1, warps_n = 1;
   int tiles_m = 1, tiles_n = 1;
   int k_steps = 1;
   DType input = DType::kF16;
+  bool warpgroup = false;
+  int groups_m = 1, groups_n = 1;
+  bool operator==(const MatrixGemmPlan&) const = default;
 };
+
+// Rows of a warpgroup strip and threads of a warpgroup (wgmma's m64 and its 4 warps).
+inline constexpr int kWarpgroupRows = 64;
+inline constexpr int kWarpgroupThreads = 128;
+inline constexpr int kWarpgroupMaxColumns = 256;
 
 // The plan for `op`, or why there is none (the reason is for `tilert lower --target simt`
 // comments and tests; a gemm without a plan takes the plain path). Requires: A and B shared
@@ -41,6 +57,10 @@ struct MatrixPlanResult {
   std::string why_not;
 };
 inline constexpr int kMaxMatrixTilesPerSubgroup = 16;
-MatrixPlanResult plan_matrix_gemm(const Kernel& kernel, const GemmOp& op, const TargetDescription& target);
+// With `allow_warpgroup`, a warpgroup plan is preferred where the target has wgmma for the
+// operand type, the block is whole warpgroups, both operand regions start at multiples of 8 in
+// both dimensions, and the C tile splits into 64-row strips and at most 256 columns per group.
+MatrixPlanResult plan_matrix_gemm(const Kernel& kernel, const GemmOp& op, const TargetDescription& target,
+                                  bool allow_warpgroup = false);
 
 }  // namespace tilert::lowering

@@ -294,6 +294,25 @@ class Printer {
       case StmtKind::kAsyncWait:
         absl::StrAppend(out, pad, "async_wait ", s.a, "\n");
         return;
+      case StmtKind::kProxyFence:
+        absl::StrAppend(out, pad, "proxy_fence\n");
+        return;
+      case StmtKind::kWarpgroupFence:
+        absl::StrAppend(out, pad, "warpgroup_fence\n");
+        return;
+      case StmtKind::kWarpgroupMma: {
+        auto op = [&](size_t i) { return i < s.operands.size() ? expr(s.operands[i]) : std::string("?"); };
+        absl::StrAppend(out, pad, matrix_name(s.id), "..+", s.a, " += warpgroup_mma ",
+                        array_name(Space::kShared, s.array), "[", op(0), "] strides ", op(1), ", ", op(2), " * ",
+                        array_name(Space::kShared, s.b), "[", op(3), "] strides ", op(4), ", ", op(5), "\n");
+        return;
+      }
+      case StmtKind::kWarpgroupCommit:
+        absl::StrAppend(out, pad, "warpgroup_commit\n");
+        return;
+      case StmtKind::kWarpgroupWait:
+        absl::StrAppend(out, pad, "warpgroup_wait ", s.a, "\n");
+        return;
     }
   }
 

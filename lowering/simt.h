@@ -132,7 +132,25 @@ struct Expr {
   X(kAsyncCommit, "async_commit") /* closes the thread's group of async copies issued so far */ \
   X(kAsyncWait, "async_wait")     /* a: waits until at most `a` of the thread's committed      \
                                      groups are still in flight (their writes then visible to  \
-                                     the thread; a workgroup barrier shares them) */
+                                     the thread; a workgroup barrier shares them) */ \
+  X(kProxyFence, "proxy_fence")   /* the thread's shared-memory writes become visible to the   \
+                                     asynchronous proxy (warpgroup_mma operand reads) once a   \
+                                     following barrier is passed */                             \
+  X(kWarpgroupFence, "warpgroup_fence") /* orders earlier accumulator register writes before   \
+                                           the warpgroup_mma statements that follow */          \
+  X(kWarpgroupMma, "warpgroup_mma") /* 4 subgroups of 32 (a warpgroup) together: D[64 x N] +=  \
+                                     A[64 x 16] * B[16 x N], N = 16 a. id: the first of `a`   \
+                                     consecutive accumulators, this subgroup's rows 16 w .. of \
+                                     D (w: subgroup index in its warpgroup); array, b: shared  \
+                                     arrays of A and B, in core-matrix order (8 rows x 16      \
+                                     bytes contiguous); operands [A offset, A k stride, A m     \
+                                     stride, B offset, B k stride, B n stride]: offsets in     \
+                                     elements of the first core matrix, strides in bytes       \
+                                     between neighbouring core matrices. A is K-major, B       \
+                                     N-major. Asynchronous: see warpgroup_commit / _wait */    \
+  X(kWarpgroupCommit, "warpgroup_commit") /* closes the group of warpgroup_mma issued so far */ \
+  X(kWarpgroupWait, "warpgroup_wait")  /* a: waits until at most `a` committed groups are in    \
+                                          flight; their accumulators may then be read */
 
 enum class StmtKind : uint8_t {
 #define TILERT_X(e, s) e,

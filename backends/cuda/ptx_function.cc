@@ -288,6 +288,11 @@ absl::Status FunctionEmitter::statement(const Stmt& s) {
     case StmtKind::kAsyncCopy: RETURN_IF_ERROR(need(2)); return async_copy(s);
     case StmtKind::kAsyncCommit: return async_commit();
     case StmtKind::kAsyncWait: return async_wait(s);
+    case StmtKind::kProxyFence: return proxy_fence();
+    case StmtKind::kWarpgroupFence:
+    case StmtKind::kWarpgroupCommit:
+    case StmtKind::kWarpgroupWait: return warpgroup_sync(s);
+    case StmtKind::kWarpgroupMma: RETURN_IF_ERROR(need(6)); return warpgroup_mma(s);
   }
   return error(absl::StrCat("unknown statement kind #", static_cast<int>(s.kind)));
 }

@@ -32,6 +32,12 @@ int64_t wrap_to(int64_t v, DType t);
 // in `known` (unrolled loop variables); nullopt otherwise.
 std::optional<int64_t> fold_constant(const simt::Expr& e, const std::map<uint32_t, int64_t>& known);
 
+// Register `i` of matrix `id` ("%mat3_0"): 8 f32 registers per accumulator (ptx_matrix.cc).
+std::string matrix_reg(uint32_t id, int i);
+
+// The NN of "sm_NN" / "sm_NNa"; 0 when the arch is not of that form.
+int sm_version(const std::string& arch);
+
 // Which private arrays may live in registers: those whose every index folds to a constant once
 // the loops marked unroll are unrolled. Indexed by variable id (false for scalars).
 std::vector<bool> register_private_arrays(const simt::Function& f);
@@ -99,6 +105,13 @@ class FunctionEmitter {
   absl::Status matrix_mul_add(const simt::Stmt& s);
   absl::Status check_matrix_region(const simt::Stmt& s, std::string_view statement, DType element,
                                    bool rows_16_byte_aligned) const;
+  // Warpgroup statements (ptx_warpgroup.cc): wgmma and the async-proxy fence.
+  absl::Status proxy_fence();
+  absl::Status warpgroup_sync(const simt::Stmt& s);  // fence, commit, wait
+  absl::Status warpgroup_mma(const simt::Stmt& s);
+  // The wgmma shared-memory descriptor of the core matrix at element `offset` of `array`.
+  absl::StatusOr<std::string> matrix_descriptor(uint32_t array, const simt::Expr& offset, int64_t k_stride,
+                                                int64_t mn_stride);
   absl::StatusOr<PtxValue> load(const simt::Expr& e);
   absl::StatusOr<PtxValue> binary(const simt::Expr& e);
   absl::StatusOr<PtxValue> logic(const simt::Expr& e);
@@ -113,6 +126,8 @@ class FunctionEmitter {
   std::string prologue_;  // reads of thread constants, placed before the body
   std::map<simt::Builtin, std::string> thread_constants_;  // builtin -> its register
   std::map<uint32_t, std::string> shared_bases_;           // shared array -> its address register
+  std::map<std::string, std::string> descriptor_bases_;    // "array/lbo/sbo" -> descriptor register
+  std::string always_accumulate_;                          // wgmma's scale-d predicate (true)
   int reg_counts_[6] = {};
   int labels_ = 0;
   std::vector<std::string> param_regs_;      // per param: address (arrays) or value register

@@ -50,7 +50,6 @@ constexpr const char* kMmaInstruction = "mma.sync.aligned.m16n8k16";
 // 32-bit registers a matrix of `use` takes in each lane.
 int matrix_registers(MatrixUse use) { return use == MatrixUse::kAccumulator ? 8 : 4; }
 
-std::string matrix_reg(uint32_t id, int i) { return absl::StrCat("%mat", id, "_", i); }
 
 // "{%mat3_0, %mat3_1}" for registers [first, first + count) of matrix `id`.
 std::string matrix_regs(uint32_t id, int first, int count) {
@@ -64,11 +63,6 @@ bool is_matrix_input_type(DType t) { return t == DType::kF16 || t == DType::kBF1
 
 const char* ptx_type(DType t) { return t == DType::kBF16 ? "bf16" : "f16"; }
 
-// The NN of "sm_NN" / "sm_NNa"; 0 when the arch is not of that form.
-int sm_version(const std::string& arch) {
-  if (arch.rfind("sm_", 0) != 0) return 0;
-  return static_cast<int>(std::strtol(arch.c_str() + 3, nullptr, 10));
-}
 
 bool has_mma_m16n8k16(const lowering::TargetDescription& target, DType input) {
   for (const lowering::MatrixShape& shape : target.matrix_shapes)
@@ -101,6 +95,13 @@ bool known_even(const simt::Expr& e, const std::map<uint32_t, int64_t>& known) {
 }
 
 }  // namespace
+
+std::string matrix_reg(uint32_t id, int i) { return absl::StrCat("%mat", id, "_", i); }
+
+int sm_version(const std::string& arch) {
+  if (arch.rfind("sm_", 0) != 0) return 0;
+  return static_cast<int>(std::strtol(arch.c_str() + 3, nullptr, 10));
+}
 
 absl::Status FunctionEmitter::check_matrices() const {
   if (f_.matrices.empty()) return absl::OkStatus();

@@ -207,6 +207,14 @@ absl::Status Emitter::stmt(const simt::Stmt& s) {
       // Only targets with TargetFeature::kAsyncCopy get them; no AMD target has it yet.
       return absl::UnimplementedError(absl::StrCat(
           "function ", f_.name, ": asynchronous copies are not emitted for AMDGCN"));
+    case StmtKind::kProxyFence:
+    case StmtKind::kWarpgroupFence:
+    case StmtKind::kWarpgroupMma:
+    case StmtKind::kWarpgroupCommit:
+    case StmtKind::kWarpgroupWait:
+      // wgmma only: no AMD target lists a warpgroup matrix shape.
+      return absl::UnimplementedError(absl::StrCat(
+          "function ", f_.name, ": warpgroup matrix products are not emitted for AMDGCN"));
   }
   return absl::InvalidArgumentError("unknown simt statement kind");
 }

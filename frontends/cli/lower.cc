@@ -15,6 +15,7 @@ struct LowerOptions {
   std::string input, target, output, kernel;
   bool disassemble = false;
   bool isa = false;
+  bool warpgroup_mma = false;
 };
 
 // "spirv" alone means the portable baseline, Vulkan 1.2; "simt[:T]" prints the shared lowering's
@@ -65,6 +66,10 @@ int run_lower(std::span<const std::string> args) {
       opts.isa = true;
       continue;
     }
+    if (cursor.take_flag("--wgmma")) {
+      opts.warpgroup_mma = true;
+      continue;
+    }
     if (cursor.at_option())
       return usage_error(kLowerCommand, absl::StrCat("unknown option '", cursor.current(), "'"));
     if (!opts.input.empty())
@@ -84,7 +89,7 @@ int run_lower(std::span<const std::string> args) {
   std::vector<simt::Function> functions;
   for (const Kernel& k : in->module.kernels) {
     if (!opts.kernel.empty() && k.name != opts.kernel) continue;
-    absl::StatusOr<simt::Function> f = lowering::lower_kernel(k, *target);
+    absl::StatusOr<simt::Function> f = lowering::lower_kernel(k, *target, {.warpgroup_mma = opts.warpgroup_mma});
     if (!f.ok()) return report_error(kExitFailure, f.status());
     functions.push_back(std::move(*f));
   }
@@ -108,7 +113,7 @@ int run_lower(std::span<const std::string> args) {
 const Command kLowerCommand = {
     "lower",
     "print a module lowered for a target (SPIR-V, PTX, AMDGCN, or the SIMT IR)",
-    "usage: tilert lower IN --target T [--kernel K] [-o OUT] [--dis] [--asm]\n"
+    "usage: tilert lower IN --target T [--kernel K] [-o OUT] [--dis] [--asm] [--wgmma]\n"
     "\n"
     "Lowers every kernel of IN (or only K) for target T and writes the result to OUT (default:\n"
     "standard output). Targets:\n"
@@ -117,7 +122,9 @@ const Command kLowerCommand = {
     "  ptx:sm_80 | ptx:sm_90a        PTX text\n"
     "  amdgcn:gfx90a | gfx940 | gfx942 | gfx1100  LLVM IR for amdgcn-amd-amdhsa (--asm: the ISA,\n"
     "                               through LLVM's llc when it is installed)\n"
-    "  simt[:T]                      the shared lowering's SIMT IR for target T\n",
+    "  simt[:T]                      the shared lowering's SIMT IR for target T\n"
+    "--wgmma: gemms on sm_90a take warpgroup plans (wgmma.mma_async from shared memory) instead\n"
+    "of mma.sync; `tilert run` and the runtime do so with TILERT_CUDA_WGMMA=1.\n",
     run_lower,
 };
 

@@ -166,11 +166,19 @@ void cache_note(std::string_view what) {
   std::fprintf(stderr, "tilert: cuda module cache: %.*s\n", static_cast<int>(what.size()), what.data());
 }
 
+// TILERT_CUDA_WGMMA set (to anything but "" or "0"): gemms take warpgroup (wgmma) plans where the
+// target has them (LowerOptions::warpgroup_mma; part of the compiled-module cache key).
+bool warpgroup_mma_requested() {
+  const char* value = std::getenv("TILERT_CUDA_WGMMA");
+  return value != nullptr && *value != '\0' && std::string_view(value) != "0";
+}
+
 absl::StatusOr<std::vector<simt::Function>> lower_module(const Module& module,
                                                           const lowering::TargetDescription& target) {
   std::vector<simt::Function> functions;
+  const lowering::LowerOptions options{.warpgroup_mma = warpgroup_mma_requested()};
   for (const Kernel& kernel : module.kernels) {
-    ASSIGN_OR_RETURN(simt::Function f, lowering::lower_kernel(kernel, target));
+    ASSIGN_OR_RETURN(simt::Function f, lowering::lower_kernel(kernel, target, options));
     functions.push_back(std::move(f));
   }
   return functions;
@@ -205,7 +213,7 @@ absl::StatusOr<LoadedCode> load_code(const cuda::Device& device, const cuda::Dev
   cuda::ModuleCacheKeyInputs inputs;
   inputs.module_bytes = bytecode;
   for (const Kernel& k : module.kernels) inputs.kernel_names.push_back(k.name);
-  inputs.target = target_name;
+  inputs.target = warpgroup_mma_requested() ? absl::StrCat(target_name, "+wgmma") : target_name;
   inputs.code_version = std::string(cuda::generated_code_version());
   inputs.compute_major = info.compute_major;
   inputs.compute_minor = info.compute_minor;

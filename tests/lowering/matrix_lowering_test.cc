@@ -3,6 +3,8 @@
 // with a matrix unit; this test pins the decisions and the shape of the code.
 #include <doctest/doctest.h>
 
+#include <functional>
+#include <set>
 #include <string>
 
 #include "frontends/text/parser.h"
@@ -35,6 +37,7 @@ std::string gemm_kernel(int threads, const std::string& gemm = "gemm As, Bs -> a
 }
 
 const TargetDescription& sm90a() { return predefined_target(PredefinedTarget::kSm90a); }
+const TargetDescription& sm80() { return predefined_target(PredefinedTarget::kSm80); }
 
 SymbolId symbol(const Kernel& k, std::string_view name) {
   for (SymbolId id = 0; id < k.symbols.size(); ++id)
@@ -49,30 +52,119 @@ int count(const simt::Body& body, simt::StmtKind kind) {
   return n;
 }
 
-TEST_CASE("matrix plan: a 128x128 f16 gemm over 4 warps is 2x2 subgroups of 4x4 tiles on sm_90a") {
+TEST_CASE("matrix plan: a 128x128 f16 gemm over 4 warps is 2x2 subgroups of 4x4 tiles on sm_80") {
   Kernel k = parsed(gemm_kernel(128));
   const GemmOp* gemm = nullptr;
   visit_stmts(k.body, [&](const Stmt& s) { if (s.as<GemmOp>()) gemm = s.as<GemmOp>(); });
   REQUIRE(gemm);
-  MatrixPlanResult r = plan_matrix_gemm(k, *gemm, sm90a());
+  MatrixPlanResult r = plan_matrix_gemm(k, *gemm, sm80());
   REQUIRE_MESSAGE(r.plan, r.why_not);
+  CHECK(!r.plan->warpgroup);
   CHECK(r.plan->subgroup_size == 32);
   CHECK(r.plan->warps_m * r.plan->warps_n == 4);
   CHECK(r.plan->tiles_m == 4);
   CHECK(r.plan->tiles_n == 4);
   CHECK(r.plan->k_steps == 2);
-  CHECK(infer_fragment_layouts(k, sm90a()).of(symbol(k, "acc")) == FragmentLayout::kMatrix);
+  CHECK(infer_fragment_layouts(k, sm80()).of(symbol(k, "acc")) == FragmentLayout::kMatrix);
+  // The same gemm without warpgroups on sm_90a plans alike.
+  MatrixPlanResult no_wg = plan_matrix_gemm(k, *gemm, sm90a(), /*allow_warpgroup=*/false);
+  REQUIRE(no_wg.plan);
+  CHECK(*no_wg.plan == *r.plan);
 
   // 8 warps: 2 x 4 subgroups of 4 x 2 tiles (or 4 x 2 of 2 x 4).
   Kernel k8 = parsed(gemm_kernel(256));
-  FragmentLayouts l8 = infer_fragment_layouts(k8, sm90a());
+  FragmentLayouts l8 = infer_fragment_layouts(k8, sm80());
   REQUIRE(l8.matrix_plans.contains(symbol(k8, "acc")));
   const MatrixGemmPlan& p8 = l8.matrix_plans.at(symbol(k8, "acc"));
   CHECK(p8.tiles_m * p8.tiles_n == 8);
 }
 
+TEST_CASE("matrix plan: on sm_90a one warpgroup multiplies 64-row strips by all 128 columns") {
+  // Warpgroup plans are asked for (LowerOptions::warpgroup_mma); without, sm_90a plans mma.sync.
+  {
+    Kernel plain = parsed(gemm_kernel(128));
+    const FragmentLayouts l = infer_fragment_layouts(plain, sm90a());
+    REQUIRE(l.matrix_plans.contains(symbol(plain, "acc")));
+    CHECK(!l.matrix_plans.at(symbol(plain, "acc")).warpgroup);
+    CHECK(l.core_matrix_tiles.empty());
+  }
+  Kernel k = parsed(gemm_kernel(128));
+  FragmentLayouts l = infer_fragment_layouts(k, sm90a(), true);
+  REQUIRE(l.matrix_plans.contains(symbol(k, "acc")));
+  const MatrixGemmPlan& p = l.matrix_plans.at(symbol(k, "acc"));
+  CHECK(p.warpgroup);
+  CHECK(p.groups_m * p.groups_n == 1);
+  CHECK(p.tiles_m == 2);  // two strips of 64 rows
+  CHECK(p.tiles_n == 8);  // 128 columns
+  CHECK(l.core_matrix_tiles == std::set<SymbolId>{symbol(k, "As"), symbol(k, "Bs")});
+
+  // Two warpgroups split the rows: one strip each.
+  Kernel k8 = parsed(gemm_kernel(256));
+  FragmentLayouts l8 = infer_fragment_layouts(k8, sm90a(), true);
+  const MatrixGemmPlan& p8 = l8.matrix_plans.at(symbol(k8, "acc"));
+  CHECK(p8.warpgroup);
+  CHECK(p8.groups_m == 2);
+  CHECK(p8.tiles_m == 1);
+  CHECK(p8.tiles_n == 8);
+
+  absl::StatusOr<simt::Function> f = lower_kernel(k, sm90a(), {.warpgroup_mma = true});
+  REQUIRE_MESSAGE(f.ok(), f.status().ToString());
+  // Accumulators only: the operands are read from shared memory by the instruction.
+  CHECK(f->matrices.size() == 16);
+  CHECK(count(f->body, simt::StmtKind::kMatrixLoad) == 0);
+  CHECK(count(f->body, simt::StmtKind::kMatrixMulAdd) == 0);
+  // k 32 = 2 steps of 16, times 2 strips; one fence, commit and wait per gemm.
+  CHECK(count(f->body, simt::StmtKind::kWarpgroupMma) == 4);
+  CHECK(count(f->body, simt::StmtKind::kWarpgroupFence) == 1);
+  CHECK(count(f->body, simt::StmtKind::kWarpgroupCommit) == 1);
+  CHECK(count(f->body, simt::StmtKind::kWarpgroupWait) == 1);
+  CHECK(count(f->body, simt::StmtKind::kMatrixStore) == 16);
+  // Every workgroup barrier first hands the threads' shared writes to the async proxy.
+  int barriers = 0;
+  std::function<void(const simt::Body&)> walk = [&](const simt::Body& body) {
+    for (size_t i = 0; i < body.size(); ++i) {
+      if (body[i].kind == simt::StmtKind::kBarrier && body[i].barrier == simt::BarrierKind::kWorkgroup) {
+        ++barriers;
+        CHECK((i > 0 && body[i - 1].kind == simt::StmtKind::kProxyFence));
+      }
+      walk(body[i].body);
+      walk(body[i].else_body);
+    }
+  };
+  walk(f->body);
+  CHECK(barriers > 0);
+  CHECK(count(f->body, simt::StmtKind::kProxyFence) == barriers);
+  // The same kernel on sm_80 has no proxy fences.
+  absl::StatusOr<simt::Function> f80 = lower_kernel(k, sm80());
+  REQUIRE(f80.ok());
+  CHECK(count(f80->body, simt::StmtKind::kProxyFence) == 0);
+  CHECK(count(f80->body, simt::StmtKind::kWarpgroupMma) == 0);
+}
+
+TEST_CASE("matrix plan: a tile that a warpgroup gemm and a row-major matrix gemm share keeps warpgroups off") {
+  // The second gemm reads As from row 8 on: not a whole core-matrix strip of 64 rows, and its
+  // 16-row accumulator has no warpgroup plan, so As must stay row-major for it.
+  Kernel k = parsed(
+      "kernel g(A: f16[M, K], B: f16[K, N], C: f16[M, N], D: f16[16, 128], M: i32 = 256, N: i32 = 256, K: i32 = 256)\n"
+      "    grid(ceildiv(N, 128), ceildiv(M, 128)) threads(128) {\n"
+      "  shared As: f16[128, 32]\n  shared Bs: f16[32, 128]\n"
+      "  fragment acc: f32[128, 128]\n  fragment small: f32[16, 128]\n  clear acc\n  clear small\n"
+      "  copy A[by * 128 +: 128, 0 +: 32] -> As\n  copy B[0 +: 32, bx * 128 +: 128] -> Bs\n"
+      "  gemm As, Bs -> acc\n  gemm As[8 +: 16, 0 +: 32], Bs -> small\n"
+      "  copy acc -> C[by * 128 +: 128, bx * 128 +: 128]\n  copy small -> D\n}\n");
+  FragmentLayouts l = infer_fragment_layouts(k, sm90a(), true);
+  REQUIRE(l.matrix_plans.contains(symbol(k, "acc")));
+  REQUIRE(l.matrix_plans.contains(symbol(k, "small")));
+  CHECK(!l.matrix_plans.at(symbol(k, "acc")).warpgroup);
+  CHECK(!l.matrix_plans.at(symbol(k, "small")).warpgroup);
+  CHECK(l.core_matrix_tiles.empty());
+  absl::StatusOr<simt::Function> f = lower_kernel(k, sm90a(), {.warpgroup_mma = true});
+  REQUIRE_MESSAGE(f.ok(), f.status().ToString());
+  CHECK(count(f->body, simt::StmtKind::kWarpgroupMma) == 0);
+}
+
 TEST_CASE("matrix plan: the lowered gemm loads strips, multiplies per tile and stages the copy out") {
-  absl::StatusOr<simt::Function> f = lower_kernel(parsed(gemm_kernel(128)), sm90a());
+  absl::StatusOr<simt::Function> f = lower_kernel(parsed(gemm_kernel(128)), sm80());
   REQUIRE_MESSAGE(f.ok(), f.status().ToString());
   // 16 accumulators, 4 A and 4 B operand matrices.
   CHECK(f->matrices.size() == 24);
@@ -91,6 +183,7 @@ TEST_CASE("matrix plan: gemms that stay on the plain path say why") {
   Kernel par = parsed(gemm_kernel(128, "gemm As, Bs -> acc",
                                   "parallel i, j in 0 .. 128, 0 .. 128 { C[by * 128 + i, bx * 128 + j] = acc[i, j] * 2.0 }"));
   CHECK(infer_fragment_layouts(par, sm90a()).of(symbol(par, "acc")) == FragmentLayout::kDistributed);
+  CHECK(infer_fragment_layouts(par, sm90a()).core_matrix_tiles.empty());
 
   auto why = [](const std::string& text, const TargetDescription& t) {
     Kernel k = parsed(text);

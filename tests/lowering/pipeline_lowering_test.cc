@@ -12,10 +12,12 @@
 namespace tilert::lowering {
 namespace {
 
+// sm_90a with warpgroup plans asked for, so its gemms read core-matrix tiles.
 simt::Function lowered(const std::string& text, PredefinedTarget t) {
   absl::StatusOr<Module> m = parse_tile(text);
   REQUIRE_MESSAGE(m.ok(), m.status().ToString());
-  absl::StatusOr<simt::Function> f = lower_kernel(m->kernels.at(0), predefined_target(t));
+  absl::StatusOr<simt::Function> f = lower_kernel(m->kernels.at(0), predefined_target(t),
+                                                  {.warpgroup_mma = t == PredefinedTarget::kSm90a});
   REQUIRE_MESSAGE(f.ok(), f.status().ToString());
   return *f;
 }
@@ -52,34 +54,51 @@ std::string kernel(const std::string& loop_kind, const std::string& after = "") 
          "  copy acc -> C[by * 128 +: 128, bx * 128 +: 128]\n}\n";
 }
 
-TEST_CASE("pipeline: a three-stage loop on sm_90a issues cp.async two iterations ahead") {
-  simt::Function f = lowered(kernel("pipelined") /* stages chosen: auto */, PredefinedTarget::kSm90a);
-  // Auto stages on sm_90a is 8, bounded by shared memory; every staged tile gets that many buffers.
-  // Rows of 64 bytes (As) and 256 bytes (Bs) are padded by 8 elements to an odd number of
-  // 16-byte units.
-  const int64_t stages = shared_count(f, "As") / (128 * 40);
-  CHECK(stages >= 2);
-  CHECK(shared_count(f, "Bs") == stages * 32 * (128 + 8));
-  // The issuing code appears twice: in the prologue, a loop of stages - 1 iterations, and in the
-  // main loop; each commit closes a group. Per tile an issue has a fast path for tiles wholly
-  // inside the tensor (512 chunks of 16 bytes over 128 threads: 4 unguarded cp.async) and the
-  // checked path (one guarded cp.async in a loop over the chunks, element copies otherwise).
-  CHECK(all(f, simt::StmtKind::kAsyncCopy).size() == 2 * 2 * (4 + 1));
-  std::vector<const simt::Stmt*> commits = all(f, simt::StmtKind::kAsyncCommit);
-  CHECK(commits.size() == 2);
-  bool prologue_loop = false;
-  for (const simt::Stmt* loop : all(f, simt::StmtKind::kFor)) {
-    std::vector<const simt::Stmt*> inner;
-    collect(loop->body, simt::StmtKind::kAsyncCommit, &inner);
-    const simt::Expr& end = loop->operands[1];
-    if (inner.size() == 1 && inner[0] == commits[0] && end.kind == simt::ExprKind::kConst)
-      prologue_loop = end.int_value == stages - 1;
+TEST_CASE("pipeline: a multi-stage loop issues cp.async stages - 1 iterations ahead") {
+  // sm_80 multiplies with mma.sync from row-major tiles: rows of 64 bytes (As) and 256 bytes (Bs)
+  // are padded by 8 elements to an odd number of 16-byte units (ldmatrix bank spread). sm_90a
+  // multiplies with wgmma from dense core-matrix tiles.
+  for (PredefinedTarget t : {PredefinedTarget::kSm80, PredefinedTarget::kSm90a}) {
+    CAPTURE(static_cast<int>(t));
+    const bool padded = t == PredefinedTarget::kSm80;
+    simt::Function f = lowered(kernel("pipelined") /* stages chosen: auto */, t);
+    // Auto stages are bounded by shared memory; every staged tile gets that many buffers, on
+    // sm_90a one more (the warpgroup product of the previous iteration still reads one). Core-
+    // matrix tiles: groups of 8 rows of 16-byte units, 9 units between core matrices along a row,
+    // an odd number between groups: As 16 groups x 37 units, Bs 4 groups x 145 units.
+    const int64_t buffer_a = padded ? 128 * 40 : 16 * 37 * 8, buffer_b = padded ? 32 * 136 : 4 * 145 * 8;
+    std::vector<const simt::Stmt*> waits = all(f, simt::StmtKind::kAsyncWait);
+    REQUIRE(waits.size() == 2);
+    const int64_t stages = int64_t{waits[0]->a} + 2;  // the loop's wait leaves stages - 2 in flight
+    const int64_t buffers = shared_count(f, "As") / buffer_a;
+    CHECK(stages >= 2);
+    // Auto stages take the target's maximum, so no spare buffer fits under it.
+    CHECK(buffers == stages);
+    CHECK(shared_count(f, "As") == buffers * buffer_a);
+    CHECK(shared_count(f, "Bs") == buffers * buffer_b);
+    // The issuing code appears twice: in the prologue, a loop of stages - 1 iterations, and in
+    // the main loop; each commit closes a group. Per tile an issue has a fast path for tiles
+    // wholly inside the tensor (512 chunks of 16 bytes over 128 threads: 4 unguarded cp.async)
+    // and the checked path (one guarded cp.async in a loop over the chunks, element copies
+    // otherwise).
+    CHECK(all(f, simt::StmtKind::kAsyncCopy).size() == 2 * 2 * (4 + 1));
+    std::vector<const simt::Stmt*> commits = all(f, simt::StmtKind::kAsyncCommit);
+    CHECK(commits.size() == 2);
+    bool prologue_loop = false;
+    for (const simt::Stmt* loop : all(f, simt::StmtKind::kFor)) {
+      std::vector<const simt::Stmt*> inner;
+      collect(loop->body, simt::StmtKind::kAsyncCommit, &inner);
+      const simt::Expr& end = loop->operands[1];
+      if (inner.size() == 1 && inner[0] == commits[0] && end.kind == simt::ExprKind::kConst)
+        prologue_loop = end.int_value == stages - 1;
+    }
+    CHECK(prologue_loop);
+    CHECK(waits[1]->a == 0);  // the drain
+    // wgmma reads the tiles through the async proxy: cp.async data reaches it through the wait
+    // and the barrier, the element-wise fallback's stores through a proxy fence of their own
+    // (one per tile and issue site).
+    CHECK(all(f, simt::StmtKind::kProxyFence).size() == (padded ? 0u : 2u * 2u));
   }
-  CHECK(prologue_loop);
-  std::vector<const simt::Stmt*> waits = all(f, simt::StmtKind::kAsyncWait);
-  REQUIRE(waits.size() == 2);
-  CHECK(waits[0]->a == static_cast<uint32_t>(stages - 2));  // in the loop
-  CHECK(waits[1]->a == 0);                                  // the drain
 }
 
 TEST_CASE("pipeline: the author's stage count is honoured") {
@@ -89,6 +108,16 @@ TEST_CASE("pipeline: the author's stage count is honoured") {
   CHECK(shared_count(f, "As") == 3 * 128 * 40);
   CHECK(shared_count(f, "Bs") == 3 * 32 * 136);
   CHECK(all(f, simt::StmtKind::kAsyncWait).front()->a == 1);
+  // On sm_90a the warpgroup gemm gets a spare buffer: 4 per tile, copies still 2 iterations ahead;
+  // the products wait for all but the latest, and all of them after the loop.
+  simt::Function f90 = lowered(text, PredefinedTarget::kSm90a);
+  CHECK(shared_count(f90, "As") == 4 * 16 * 37 * 8);
+  CHECK(shared_count(f90, "Bs") == 4 * 4 * 145 * 8);
+  CHECK(all(f90, simt::StmtKind::kAsyncWait).front()->a == 1);
+  std::vector<const simt::Stmt*> product_waits = all(f90, simt::StmtKind::kWarpgroupWait);
+  REQUIRE(product_waits.size() == 2);
+  CHECK(product_waits[0]->a == 1);
+  CHECK(product_waits[1]->a == 0);
 }
 
 TEST_CASE("pipeline: loops stay serial where the target, the loop kind or the tiles' uses forbid it") {

@@ -1,0 +1,152 @@
+// Warpgroup matrix products on sm_90a: wgmma.mma_async reads A and B from shared memory through
+// matrix descriptors and accumulates into registers of the four warps of a warpgroup; it runs
+// asynchronously (wgmma.fence before, commit_group / wait_group after). Shared-memory writes made
+// by ordinary stores or cp.async reach it through the async proxy: fence.proxy.async before the
+// barrier that publishes them.
+//
+// Accumulator layout (PTX ISA, "Register fragments for wgmma .m64nNk16", f32 D): warp w of the
+// warpgroup holds rows 16 w .. 16 w + 15; in it, register 4 i + {0, 1} of lane L is row L / 4,
+// columns 8 i + 2 (L % 4) + {0, 1}, and register 4 i + {2, 3} the same columns of row L / 4 + 8.
+// That is mma.sync.m16n8k16's C layout repeated over n-blocks of 8, so N / 16 consecutive 16x16
+// accumulators of ptx_matrix.cc (8 registers: n-block 0, then n-block 1) are exactly one m64nN
+// D fragment, and matrix_store / matrix_fill work on them unchanged.
+//
+// Matrix descriptor (PTX ISA, "Matrix Descriptor Format"), no swizzling: bits 0-13 the start
+// address >> 4, 16-29 the leading-dimension byte offset >> 4 (between core matrices neighbouring
+// in K), 32-45 the stride-dimension byte offset >> 4 (neighbouring in M or N), 62-63 swizzle 0.
+// A core matrix is 8 rows of 16 contiguous bytes. A is read K-major (imm-trans-a 0): a core
+// row is 8 k values of one m. B is stored k x n with n contiguous, so a core row is 8 n values of
+// one k: MN-major, imm-trans-b 1.
+#include "absl/strings/str_cat.h"
+#include "backends/cuda/ptx_function.h"
+#include "ir/status.h"
+
+namespace tilert::cuda {
+namespace {
+
+using simt::MatrixUse;
+using simt::Stmt;
+using simt::StmtKind;
+
+constexpr int kAccumulatorRegisters = 8;  // per 16x16 accumulator and lane (ptx_matrix.cc)
+constexpr int64_t kMaxDescriptorBytes = int64_t{1} << 18;  // 14 bits of 16-byte units
+
+bool has_wgmma(const lowering::TargetDescription& target, DType input) {
+  if (sm_version(target.arch) < 90) return false;
+  for (const lowering::MatrixShape& s : target.matrix_shapes)
+    if (s.instruction.starts_with("wgmma.mma_async") && s.m == 64 && s.k == 16 && s.input == input &&
+        s.accumulator == DType::kF32)
+      return true;
+  return false;
+}
+
+}  // namespace
+
+absl::Status FunctionEmitter::proxy_fence() {
+  if (sm_version(target_.arch) < 90)
+    return unimplemented(absl::StrCat("proxy_fence: ", target_.arch, " has no async proxy (sm_90 or newer)"));
+  line("fence.proxy.async.shared::cta");
+  return absl::OkStatus();
+}
+
+absl::Status FunctionEmitter::warpgroup_sync(const Stmt& s) {
+  const std::string_view name = s.kind == StmtKind::kWarpgroupFence    ? "warpgroup_fence"
+                                : s.kind == StmtKind::kWarpgroupCommit ? "warpgroup_commit"
+                                                                       : "warpgroup_wait";
+  if (sm_version(target_.arch) < 90)
+    return unimplemented(absl::StrCat(av(name), ": ", target_.arch, " has no wgmma (sm_90a)"));
+  switch (s.kind) {
+    case StmtKind::kWarpgroupFence: line("wgmma.fence.sync.aligned"); break;
+    case StmtKind::kWarpgroupCommit: line("wgmma.commit_group.sync.aligned"); break;
+    default:
+      if (s.a > 7) return error(absl::StrCat("warpgroup_wait ", s.a, ": at most 7 groups may stay in flight"));
+      line(absl::StrCat("wgmma.wait_group.sync.aligned ", s.a));
+      break;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> FunctionEmitter::matrix_descriptor(uint32_t array, const simt::Expr& offset,
+                                                               int64_t k_stride, int64_t mn_stride) {
+  const simt::SharedArray& a = f_.shared[array];
+  for (int64_t stride : {k_stride, mn_stride})
+    if (stride <= 0 || stride % 16 != 0 || stride >= kMaxDescriptorBytes)
+      return error(absl::StrCat("warpgroup_mma: core-matrix stride ", stride, " bytes in ", a.name,
+                                " is not a positive multiple of 16 below 256 KB"));
+  // The start-address-free part of the descriptor and the array's address, formed once.
+  const std::string key = absl::StrCat(array, "/", k_stride, "/", mn_stride);
+  auto [it, fresh] = descriptor_bases_.try_emplace(key);
+  if (fresh) {
+    const std::string base = shared_base(array);
+    it->second = new_reg(RegClass::kB64);
+    const uint64_t fields = (static_cast<uint64_t>(k_stride >> 4) << 16) | (static_cast<uint64_t>(mn_stride >> 4) << 32);
+    absl::StrAppend(&prologue_, "\tshr.u64 ", it->second, ", ", base, ", 4;\n\tor.b64 ", it->second, ", ",
+                    it->second, ", ", fields, ";\n");
+  }
+  const int64_t elem = dtype_size(a.type);
+  std::string out = new_reg(RegClass::kB64);
+  if (std::optional<int64_t> known = integer_operand(offset)) {
+    if (*known < 0 || (*known * elem) % 16 != 0 || *known * elem >= a.bytes())
+      return error(absl::StrCat("warpgroup_mma: element ", *known, " of ", a.name,
+                                " is not a 16-byte aligned element of the array"));
+    line(absl::StrCat("add.s64 ", out, ", ", it->second, ", ", *known * elem / 16));
+    return out;
+  }
+  // Run-time offsets are 16-byte aligned by the lowering's layout (core matrices) and the same in
+  // every lane (they depend on the warpgroup and uniform loop values only). Taking lane 0's value
+  // lets ptxas see that and keep the descriptor in uniform registers, as wgmma wants it.
+  ASSIGN_OR_RETURN(PtxValue v, expr(offset));
+  ASSIGN_OR_RETURN(v, cast(v, DType::kI32));
+  std::string uniform = new_reg(RegClass::kB32), units = new_reg(RegClass::kB64);
+  line(absl::StrCat("shfl.sync.idx.b32 ", uniform, ", ", v.reg, ", 0, 31, -1"));
+  line(absl::StrCat("mul.wide.s32 ", units, ", ", uniform, ", ", elem));
+  line(absl::StrCat("shr.u64 ", units, ", ", units, ", 4"));
+  line(absl::StrCat("add.s64 ", out, ", ", it->second, ", ", units));
+  return out;
+}
+
+absl::Status FunctionEmitter::warpgroup_mma(const Stmt& s) {
+  if (s.array >= f_.shared.size() || s.b >= f_.shared.size())
+    return error(absl::StrCat("warpgroup_mma: no shared array #", std::max(s.array, s.b)));
+  const DType input = f_.shared[s.array].type;
+  if (f_.shared[s.b].type != input || (input != DType::kF16 && input != DType::kBF16))
+    return unimplemented(absl::StrCat("warpgroup_mma of ", f_.shared[s.array].name, " (",
+                                      av(dtype_name(input)), ") and ", f_.shared[s.b].name, " (",
+                                      av(dtype_name(f_.shared[s.b].type)), "); A and B are both f16 or both bf16"));
+  if (!has_wgmma(target_, input))
+    return unimplemented(absl::StrCat("warpgroup_mma: ", target_.arch, " has no wgmma.mma_async for ",
+                                      av(dtype_name(input)), " (sm_90a)"));
+  if (f_.threads % 128 != 0)
+    return error(absl::StrCat("warpgroup_mma needs whole warpgroups; threads ", f_.threads,
+                              " is not a multiple of 128"));
+  const int64_t n = int64_t{16} * s.a;
+  if (s.a == 0 || n > 256)
+    return error(absl::StrCat("warpgroup_mma over ", s.a, " accumulators: N = ", n, " is not in 16..256"));
+  std::string d = "{";
+  for (uint32_t j = 0; j < s.a; ++j) {
+    ASSIGN_OR_RETURN(const simt::MatrixVariable* m, matrix(s.id + j, "warpgroup_mma"));
+    if (m->use != MatrixUse::kAccumulator || m->type != DType::kF32)
+      return error(absl::StrCat("warpgroup_mma: matrix ", m->name, " is not an f32 accumulator"));
+    for (int r = 0; r < kAccumulatorRegisters; ++r) absl::StrAppend(&d, j || r ? ", " : "", matrix_reg(s.id + j, r));
+  }
+  d += "}";
+  for (size_t i : {1, 2, 4, 5})
+    if (!integer_operand(s.operands[i]))
+      return error(absl::StrCat("warpgroup_mma: operand ", i, " (a core-matrix stride) is not a constant"));
+  ASSIGN_OR_RETURN(std::string a_desc, matrix_descriptor(s.array, s.operands[0], *integer_operand(s.operands[1]),
+                                                         *integer_operand(s.operands[2])));
+  ASSIGN_OR_RETURN(std::string b_desc, matrix_descriptor(s.b, s.operands[3], *integer_operand(s.operands[4]),
+                                                         *integer_operand(s.operands[5])));
+  if (always_accumulate_.empty()) {
+    always_accumulate_ = new_reg(RegClass::kPred);
+    const std::string one = new_reg(RegClass::kB32);
+    absl::StrAppend(&prologue_, "\tmov.u32 ", one, ", 1;\n\tsetp.ne.u32 ", always_accumulate_, ", ", one, ", 0;\n");
+  }
+  const char* t = input == DType::kBF16 ? "bf16" : "f16";
+  // D = A * B + D (scale-d true), no negation, A K-major (0), B MN-major (1).
+  line(absl::StrCat("wgmma.mma_async.sync.aligned.m64n", n, "k16.f32.", t, ".", t, " ", d, ", ", a_desc, ", ",
+                    b_desc, ", ", always_accumulate_, ", 1, 1, 0, 1"));
+  return absl::OkStatus();
+}
+
+}  // namespace tilert::cuda
