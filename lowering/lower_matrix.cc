@@ -3,8 +3,8 @@
 // g takes block row g / warps_n, block column g % warps_n); per k step of 16 it loads its A row
 // strip and B column strip from shared memory into matrix registers and multiplies. Warpgroup
 // plans (wgmma) instead issue one warpgroup_mma per 64-row strip and k step, reading both
-// operands from shared memory directly; their accumulators are placed as matrix_origin says. Matrix ids
-// are statement fields, so every loop over tiles is unrolled here; only the k loop is a SIMT loop.
+// operands from shared memory directly; matrix_origin places their accumulators. Matrix ids are
+// statement fields, so every loop over tiles is unrolled here; only the k loop is a SIMT loop.
 // Copying an accumulator out goes through a per-subgroup 16x16 f32 staging area in shared memory
 // (the matrix layout is the emitter's), ordered by subgroup barriers only.
 #include "absl/strings/str_cat.h"
@@ -62,9 +62,9 @@ Lowerer::MatrixOrigin Lowerer::matrix_origin(const MatrixGemmPlan& p, const simt
   return o;
 }
 
-// One warpgroup_mma per strip and k step of 16, all in one commit group that is waited for at
-// the end: the operand buffers and the accumulators are free again when the gemm statement ends
-// (the next workgroup barrier may let copies overwrite the buffers).
+// One warpgroup_mma per strip and k step of 16, all in one commit group. Usually the group is
+// waited for at the end, so the operand tiles and the accumulators are free again when the gemm
+// ends; in a pipeline with a spare buffer (defer_warpgroup_wait_) only the group before it is.
 absl::Status Lowerer::lower_warpgroup_gemm(const GemmOp& op, const Storage& a, const Storage& b, const Storage& c) {
   const MatrixGemmPlan& p = c.plan;
   if (!a.core_matrix || !b.core_matrix)

@@ -97,14 +97,17 @@ std::optional<Lowerer::PipelinePlan> Lowerer::plan_pipeline(const Stmt& loop, co
   if (!stages.ok() || *stages < 2) return std::nullopt;
   plan.stages = *stages;
   plan.buffers = *stages;
-  // A warpgroup gemm on a staged tile can leave its product in flight if a spare buffer fits.
-  bool warpgroup_reads = false;
+  // Warpgroup gemms can leave their product in flight if a spare buffer fits, and only when they
+  // read nothing but staged tiles: another tile could be overwritten by ordinary stores after the
+  // next barrier while the product still reads it.
+  bool warpgroup_reads = false, only_staged = true;
   visit_stmts(Block(op.body.begin() + static_cast<std::ptrdiff_t>(plan.rest_begin), op.body.end()), [&](const Stmt& s) {
     const auto* g = s.as<GemmOp>();
     if (!g || storage_[g->c.buffer].kind != Storage::Kind::kMatrix || !storage_[g->c.buffer].plan.warpgroup) return;
-    warpgroup_reads |= tiles.contains(g->a.buffer) || tiles.contains(g->b.buffer);
+    warpgroup_reads = true;
+    only_staged &= tiles.contains(g->a.buffer) && tiles.contains(g->b.buffer);
   });
-  if (warpgroup_reads) {
+  if (warpgroup_reads && only_staged) {
     absl::StatusOr<int> spare = choose_pipeline_stages(stage_bytes, plan.stages + 1, target_, std::max<int64_t>(0, other));
     if (spare.ok() && *spare == plan.stages + 1) plan.buffers = plan.stages + 1;
   }

@@ -118,6 +118,17 @@ TEST_CASE("pipeline: the author's stage count is honoured") {
   REQUIRE(product_waits.size() == 2);
   CHECK(product_waits[0]->a == 1);
   CHECK(product_waits[1]->a == 0);
+
+  // A warpgroup gemm that also reads a tile written by ordinary stores in the loop (Bs, filled
+  // every iteration) must finish before the next iteration's stores: no spare buffer, wait 0.
+  std::string mixed = text;
+  mixed.replace(mixed.find("    copy B[k * 32 +: 32, bx * 128 +: 128] -> Bs\n"), 48, "    fill Bs, 1.0\n");
+  simt::Function fm = lowered(mixed, PredefinedTarget::kSm90a);
+  CHECK(shared_count(fm, "As") == 3 * 16 * 37 * 8);
+  std::vector<const simt::Stmt*> plain_waits = all(fm, simt::StmtKind::kWarpgroupWait);
+  REQUIRE(!plain_waits.empty());
+  for (const simt::Stmt* w : plain_waits) CHECK(w->a == 0);
+  CHECK(!all(fm, simt::StmtKind::kProxyFence).empty());  // the fill's stores reach the async proxy
 }
 
 TEST_CASE("pipeline: loops stay serial where the target, the loop kind or the tiles' uses forbid it") {
