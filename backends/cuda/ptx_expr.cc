@@ -184,12 +184,10 @@ absl::StatusOr<PtxValue> FunctionEmitter::builtin(const Expr& e) {
   // use (in any branch) sees the same register.
   const auto b = static_cast<simt::Builtin>(e.op);
   auto special = [&](const char* reg) {
-    auto [it, fresh] = thread_constants_.try_emplace(b);
-    if (fresh) {
-      it->second = new_reg(RegClass::kB32);
-      absl::StrAppend(&prologue_, "\tmov.u32 ", it->second, ", ", reg, ";\n");
-    }
-    return PtxValue{it->second, DType::kI32};
+    return PtxValue{prologue_register(reg, RegClass::kB32, [&](const std::string& r) {
+                      return absl::StrCat("\tmov.u32 ", r, ", ", reg, ";\n");
+                    }),
+                    DType::kI32};
   };
   switch (b) {
     case simt::Builtin::kLocalId: return special("%tid.x");
@@ -198,15 +196,11 @@ absl::StatusOr<PtxValue> FunctionEmitter::builtin(const Expr& e) {
     case simt::Builtin::kWorkgroupIdZ: return special("%ctaid.z");
     case simt::Builtin::kSubgroupSize: return int_value(32, DType::kI32);
     case simt::Builtin::kSubgroupLane: return special("%laneid");
-    case simt::Builtin::kSubgroupId: {
-      auto [it, fresh] = thread_constants_.try_emplace(b);
-      if (fresh) {
-        it->second = new_reg(RegClass::kB32);
-        absl::StrAppend(&prologue_, "\tmov.u32 ", it->second, ", %tid.x;\n\tshr.u32 ", it->second, ", ",
-                        it->second, ", 5;\n");
-      }
-      return PtxValue{it->second, DType::kI32};
-    }
+    case simt::Builtin::kSubgroupId:
+      return PtxValue{prologue_register("subgroup id", RegClass::kB32, [](const std::string& r) {
+                        return absl::StrCat("\tmov.u32 ", r, ", %tid.x;\n\tshr.u32 ", r, ", ", r, ", 5;\n");
+                      }),
+                      DType::kI32};
     case simt::Builtin::kClock: {
       PtxValue out = new_value(DType::kI64);
       line(absl::StrCat("mov.u64 ", out.reg, ", %globaltimer"));

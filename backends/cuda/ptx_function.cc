@@ -131,18 +131,23 @@ absl::Status FunctionEmitter::declare_params() {
   return absl::OkStatus();
 }
 
-std::string FunctionEmitter::shared_base(uint32_t array) {
-  // Like the thread constants, each array's address is formed once, in the prologue.
-  auto [it, fresh] = shared_bases_.try_emplace(array);
-  if (!fresh) return it->second;
-  it->second = new_reg(RegClass::kB64);
-  if (uses_dynamic_shared(f_)) {
-    absl::StrAppend(&prologue_, "\tmov.u64 ", it->second, ", ", kDynamicShared, ";\n\tadd.s64 ", it->second, ", ",
-                    it->second, ", ", shared_offsets(f_)[array], ";\n");
-  } else {
-    absl::StrAppend(&prologue_, "\tmov.u64 ", it->second, ", shared_", array, ";\n");
+std::string FunctionEmitter::prologue_register(const std::string& key, RegClass c,
+                                               const std::function<std::string(const std::string&)>& instructions) {
+  auto [it, fresh] = prologue_registers_.try_emplace(key);
+  if (fresh) {
+    it->second = new_reg(c);
+    prologue_.append(instructions(it->second));
   }
   return it->second;
+}
+
+std::string FunctionEmitter::shared_base(uint32_t array) {
+  return prologue_register(absl::StrCat("shared ", array), RegClass::kB64, [&](const std::string& reg) {
+    if (uses_dynamic_shared(f_))
+      return absl::StrCat("\tmov.u64 ", reg, ", ", kDynamicShared, ";\n\tadd.s64 ", reg, ", ", reg, ", ",
+                          shared_offsets(f_)[array], ";\n");
+    return absl::StrCat("\tmov.u64 ", reg, ", shared_", array, ";\n");
+  });
 }
 
 absl::StatusOr<std::string> FunctionEmitter::address(Space space, uint32_t array,

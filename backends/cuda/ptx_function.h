@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -77,6 +78,11 @@ class FunctionEmitter {
                                       DType element);
   // The 64-bit address of shared array `array`'s first element (`array` must exist).
   std::string shared_base(uint32_t array);
+  // The register holding the value named `key`, formed once in the entry's prologue (so every use,
+  // in any branch, sees it): the first call makes a register of class `c` and appends
+  // `instructions(reg)` (whole lines) to the prologue.
+  std::string prologue_register(const std::string& key, RegClass c,
+                                const std::function<std::string(const std::string&)>& instructions);
   const lowering::TargetDescription& target() const { return target_; }
 
  private:
@@ -124,10 +130,8 @@ class FunctionEmitter {
   const lowering::TargetDescription& target_;
   std::string body_;
   std::string prologue_;  // reads of thread constants, placed before the body
-  std::map<simt::Builtin, std::string> thread_constants_;  // builtin -> its register
-  std::map<uint32_t, std::string> shared_bases_;           // shared array -> its address register
-  std::map<std::string, std::string> descriptor_bases_;    // "array/lbo/sbo" -> descriptor register
-  std::string always_accumulate_;                          // wgmma's scale-d predicate (true)
+  // Values fixed for the thread's lifetime, formed once in the prologue: key -> register.
+  std::map<std::string, std::string> prologue_registers_;
   int reg_counts_[6] = {};
   int labels_ = 0;
   std::vector<std::string> param_regs_;      // per param: address (arrays) or value register

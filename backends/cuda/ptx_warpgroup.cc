@@ -74,22 +74,19 @@ absl::StatusOr<std::string> FunctionEmitter::matrix_descriptor(uint32_t array, c
       return error(absl::StrCat("warpgroup_mma: core-matrix stride ", stride, " bytes in ", a.name,
                                 " is not a positive multiple of 16 below 256 KB"));
   // The start-address-free part of the descriptor and the array's address, formed once.
-  const std::string key = absl::StrCat(array, "/", k_stride, "/", mn_stride);
-  auto [it, fresh] = descriptor_bases_.try_emplace(key);
-  if (fresh) {
-    const std::string base = shared_base(array);
-    it->second = new_reg(RegClass::kB64);
-    const uint64_t fields = (static_cast<uint64_t>(k_stride >> 4) << 16) | (static_cast<uint64_t>(mn_stride >> 4) << 32);
-    absl::StrAppend(&prologue_, "\tshr.u64 ", it->second, ", ", base, ", 4;\n\tor.b64 ", it->second, ", ",
-                    it->second, ", ", fields, ";\n");
-  }
+  const std::string base = shared_base(array);
+  const uint64_t fields = (static_cast<uint64_t>(k_stride >> 4) << 16) | (static_cast<uint64_t>(mn_stride >> 4) << 32);
+  const std::string descriptor = prologue_register(
+      absl::StrCat("descriptor ", array, "/", k_stride, "/", mn_stride), RegClass::kB64, [&](const std::string& reg) {
+        return absl::StrCat("\tshr.u64 ", reg, ", ", base, ", 4;\n\tor.b64 ", reg, ", ", reg, ", ", fields, ";\n");
+      });
   const int64_t elem = dtype_size(a.type);
   std::string out = new_reg(RegClass::kB64);
   if (std::optional<int64_t> known = integer_operand(offset)) {
     if (*known < 0 || (*known * elem) % 16 != 0 || *known * elem >= a.bytes())
       return error(absl::StrCat("warpgroup_mma: element ", *known, " of ", a.name,
                                 " is not a 16-byte aligned element of the array"));
-    line(absl::StrCat("add.s64 ", out, ", ", it->second, ", ", *known * elem / 16));
+    line(absl::StrCat("add.s64 ", out, ", ", descriptor, ", ", *known * elem / 16));
     return out;
   }
   // Run-time offsets are 16-byte aligned by the lowering's layout (core matrices) and the same in
@@ -101,7 +98,7 @@ absl::StatusOr<std::string> FunctionEmitter::matrix_descriptor(uint32_t array, c
   line(absl::StrCat("shfl.sync.idx.b32 ", uniform, ", ", v.reg, ", 0, 31, -1"));
   line(absl::StrCat("mul.wide.s32 ", units, ", ", uniform, ", ", elem));
   line(absl::StrCat("shr.u64 ", units, ", ", units, ", 4"));
-  line(absl::StrCat("add.s64 ", out, ", ", it->second, ", ", units));
+  line(absl::StrCat("add.s64 ", out, ", ", descriptor, ", ", units));
   return out;
 }
 
@@ -137,15 +134,16 @@ absl::Status FunctionEmitter::warpgroup_mma(const Stmt& s) {
                                                          *integer_operand(s.operands[2])));
   ASSIGN_OR_RETURN(std::string b_desc, matrix_descriptor(s.b, s.operands[3], *integer_operand(s.operands[4]),
                                                          *integer_operand(s.operands[5])));
-  if (always_accumulate_.empty()) {
-    always_accumulate_ = new_reg(RegClass::kPred);
-    const std::string one = new_reg(RegClass::kB32);
-    absl::StrAppend(&prologue_, "\tmov.u32 ", one, ", 1;\n\tsetp.ne.u32 ", always_accumulate_, ", ", one, ", 0;\n");
-  }
+  const std::string one = prologue_register("one", RegClass::kB32, [](const std::string& r) {
+    return absl::StrCat("\tmov.u32 ", r, ", 1;\n");
+  });
+  const std::string always_accumulate = prologue_register("true", RegClass::kPred, [&](const std::string& p) {
+    return absl::StrCat("\tsetp.ne.u32 ", p, ", ", one, ", 0;\n");
+  });
   const char* t = input == DType::kBF16 ? "bf16" : "f16";
   // D = A * B + D (scale-d true), no negation, A K-major (0), B MN-major (1).
   line(absl::StrCat("wgmma.mma_async.sync.aligned.m64n", n, "k16.f32.", t, ".", t, " ", d, ", ", a_desc, ", ",
-                    b_desc, ", ", always_accumulate_, ", 1, 1, 0, 1"));
+                    b_desc, ", ", always_accumulate, ", 1, 1, 0, 1"));
   return absl::OkStatus();
 }
 
