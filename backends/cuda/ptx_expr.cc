@@ -328,6 +328,13 @@ absl::StatusOr<PtxValue> FunctionEmitter::binary(const Expr& e) {
         (one && (op == BinaryOp::kMul || op == BinaryOp::kDiv)))
       return a;
   }
+  if (rhs_known && is_integer(a.type) && a.type == e.type &&
+      (op == BinaryOp::kDiv || op == BinaryOp::kMod)) {
+    if (*rhs_known == 1) return int_value(0, e.type);  // x % 1 (x / 1 returned above)
+    if (std::optional<PtxValue> q = divide_by_constant(
+            a, *rhs_known, op == BinaryOp::kMod, known_nonnegative(*lhs, unrolled_)))
+      return *q;
+  }
   if (rhs_known && is_integer(a.type)) {
     b = {absl::StrCat(wrap_to(*rhs_known, a.type)), a.type};
   } else {

@@ -33,6 +33,10 @@ int64_t wrap_to(int64_t v, DType t);
 // in `known` (unrolled loop variables); nullopt otherwise.
 std::optional<int64_t> fold_constant(const simt::Expr& e, const std::map<uint32_t, int64_t>& known);
 
+// Whether integer expression `e` is never negative: non-negative constants, thread and block
+// indices, and sums, products, quotients of such (ptx_divide.cc).
+bool known_nonnegative(const simt::Expr& e, const std::map<uint32_t, int64_t>& known);
+
 // Register `i` of matrix `id` ("%mat3_0"): 8 f32 registers per accumulator (ptx_matrix.cc).
 std::string matrix_reg(uint32_t id, int i);
 
@@ -68,6 +72,10 @@ class FunctionEmitter {
   // An integer immediate moved into a register of type `t`.
   PtxValue int_value(int64_t v, DType t);
   PtxValue f32_value(float v);
+  // `a / d` or `a % d` (C semantics) for a 32-bit integer `a` and constant d > 1, written without
+  // a division instruction; nullopt where it keeps the general form (ptx_divide.cc).
+  std::optional<PtxValue> divide_by_constant(const PtxValue& a, int64_t d, bool remainder,
+                                             bool nonnegative);
   // The value of integer expression `e` when it is known while emitting (see fold_constant).
   std::optional<int64_t> integer_operand(const simt::Expr& e) const {
     if (!is_integer(e.type)) return std::nullopt;

@@ -1,7 +1,8 @@
 // The cross-backend conformance harness: every kernel of every .tile under examples/ and
-// tests/kernels/sync/, on every available device, at its default sizes and at each size set of
-// its `# conformance:` lines (tests/conformance/directives.h), with several seeds, must match the
-// float64 CPU reference. A new backend's devices join by appearing in the device list.
+// tests/kernels/{sync,barrier_free,arith}/, on every available device, at its default sizes and at
+// each size set of its `# conformance:` lines (tests/conformance/directives.h), with several
+// seeds, must match the float64 CPU reference. A new backend's devices join by appearing in the
+// device list.
 // TILERT_CONFORMANCE_FILTER=substring limits the run to files whose path contains it;
 // TILERT_CONFORMANCE_DEVICES=vulkan,cuda to the devices of those backends (the CPU reference
 // still checks every result).
@@ -28,7 +29,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr uint64_t kSeeds[] = {1, 2, 3};
-constexpr const char* kKernelFolders[] = {"examples", "tests/kernels/sync", "tests/kernels/barrier_free"};
+constexpr const char* kKernelFolders[] = {"examples", "tests/kernels/sync", "tests/kernels/barrier_free",
+                                          "tests/kernels/arith"};
 
 std::vector<fs::path> conformance_files() {
   const char* filter = std::getenv("TILERT_CONFORMANCE_FILTER");

@@ -23,7 +23,8 @@ namespace fs = std::filesystem;
 
 std::vector<fs::path> tile_files() {
   std::vector<fs::path> files;
-  for (const char* dir : {"examples", "tests/kernels/sync", "tests/kernels/barrier_free"}) {
+  for (const char* dir :
+       {"examples", "tests/kernels/sync", "tests/kernels/barrier_free", "tests/kernels/arith"}) {
     for (const fs::directory_entry& e : fs::directory_iterator(fs::path(TILERT_SOURCE_DIR) / dir)) {
       if (e.path().extension() == ".tile") files.push_back(e.path());
     }

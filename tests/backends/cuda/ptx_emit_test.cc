@@ -296,5 +296,42 @@ TEST_CASE("what PTX cannot express is an error naming the function and the const
         std::string::npos);
 }
 
+// Division by constants, signed dividend `n` (param 1) and thread index dividends, stored to out.
+simt::Function constant_divisions(bool thread_index_dividend) {
+  simt::Function f;
+  f.name = "constant_divisions";
+  f.threads = 64;
+  f.params.push_back({"out", true, DType::kI32, true});
+  f.params.push_back({"n", false, DType::kI32});
+  const Expr dividend = thread_index_dividend
+                            ? Expr::binary(BinaryOp::kAdd, Expr::builtin(Builtin::kLocalId),
+                                           Expr::builtin(Builtin::kWorkgroupIdX))
+                            : Expr::param(1, DType::kI32);
+  int slot = 0;
+  for (int64_t d : {8, 3, 1000, 65536}) {
+    for (BinaryOp op : {BinaryOp::kDiv, BinaryOp::kMod}) {
+      f.body.push_back(store(Space::kGlobal, 0, i32(slot++), Expr::binary(op, dividend, i32(d))));
+    }
+  }
+  return f;
+}
+
+TEST_CASE("division by a constant needs no division instruction") {
+  for (bool thread_index : {false, true}) {
+    INFO("thread index dividend: ", thread_index);
+    simt::Function f = constant_divisions(thread_index);
+    absl::StatusOr<std::string> ptx = emit_ptx(f, target("ptx:sm_80"));
+    REQUIRE(ptx.ok());
+    INFO(*ptx);
+    CHECK(ptx->find("div.") == std::string::npos);  // ptxas would expand these into ~20 steps
+    CHECK(ptx->find("rem.") == std::string::npos);
+    CHECK(ptx->find("mul.hi.u32") != std::string::npos);  // the divisors 3 and 1000
+    // A non-negative dividend needs no sign correction.
+    CHECK((ptx->find("abs.s32") == std::string::npos) == thread_index);
+    CHECK((ptx->find("shr.s32") == std::string::npos) == thread_index);
+    check_assembles(f);
+  }
+}
+
 }  // namespace
 }  // namespace tilert::cuda
