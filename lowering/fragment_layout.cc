@@ -25,7 +25,7 @@ class LayoutInference {
   FragmentLayouts run() {
     const FragmentLayouts initial = out_;
     walk(k_.body);
-    // A shared tile read by warpgroup gemms is stored in core-matrix order, which the row-major
+    // A shared tile read by warpgroup gemms is stored swizzled, which the row-major
     // matrix loads of the other plans cannot read, and an accumulator's gemms share one plan
     // kind: on any mix the kernel does without warpgroup plans (rare: one gemm shape per tile).
     bool mixed = warpgroup_mixed_;
@@ -44,7 +44,7 @@ class LayoutInference {
     }
     // Operand tiles of warpgroup gemms whose accumulator stayed in matrix registers.
     for (const auto& [tile, acc] : warpgroup_tiles_)
-      if (out_.matrix_plans.contains(acc)) out_.core_matrix_tiles.insert(tile);
+      if (out_.matrix_plans.contains(acc)) out_.swizzled_tiles.insert(tile);
     return out_;
   }
 

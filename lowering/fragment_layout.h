@@ -21,8 +21,8 @@ enum class FragmentLayout : uint8_t { kDistributed, kShared, kMatrix };
 struct FragmentLayouts {
   std::map<SymbolId, FragmentLayout> by_symbol;
   std::map<SymbolId, MatrixGemmPlan> matrix_plans;  // of the kMatrix fragments
-  // Shared tiles read by warpgroup gemms: stored in core-matrix order (lowering/matrix_plan.h).
-  std::set<SymbolId> core_matrix_tiles;
+  // Shared tiles read by warpgroup gemms: stored swizzled (lowering/matrix_plan.h).
+  std::set<SymbolId> swizzled_tiles;
   FragmentLayout of(SymbolId id) const;
 };
 

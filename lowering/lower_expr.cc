@@ -1,4 +1,5 @@
 // Tile expressions to SIMT expressions, and element addressing of every kind of storage.
+#include <bit>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -124,20 +125,23 @@ std::vector<simt::Expr> Lowerer::unravel(const simt::Expr& e, const std::vector<
 
 simt::Expr Lowerer::tile_offset(const Storage& st, const std::vector<simt::Expr>& idx) const {
   const size_t rank = st.shape.size();
-  if (!st.core_matrix || rank < 2 || idx.size() != rank) return flat_index(idx, st.padded_shape());
-  const int64_t rows = st.shape[rank - 2];
-  const int64_t elem = dtype_size(fn_.shared[st.id].type), per_16 = 16 / elem;
-  const int64_t shift = per_16 == 8 ? 3 : per_16 == 4 ? 2 : per_16 == 2 ? 1 : 0;
+  if (!st.swizzled || rank < 2 || idx.size() != rank) return flat_index(idx, st.padded_shape());
+  const int64_t rows = st.shape[rank - 2], cols = st.shape[rank - 1];
+  const int64_t elem = dtype_size(fn_.shared[st.id].type), per_16 = 16 / elem, row_elems = st.swizzle / elem;
+  auto log2 = [](int64_t v) { return static_cast<int64_t>(std::countr_zero(static_cast<uint64_t>(v))); };
   std::vector<simt::Expr> lead(idx.begin(), idx.end() - 2);
   std::vector<int64_t> lead_shape(st.shape.begin(), st.shape.end() - 2);
   simt::Expr r = simt::Expr::cast(DType::kI32, idx[rank - 2]), c = simt::Expr::cast(DType::kI32, idx[rank - 1]);
-  // Shifts and masks: the coordinates are never negative.
-  simt::Expr within = add(add(mul(bin(BinaryOp::kShr, r, i32(3)), i32(st.core_group)),
-                              mul(bin(BinaryOp::kShr, c, i32(shift)), i32(st.core_step))),
-                          add(mul(bin(BinaryOp::kBitAnd, r, i32(7)), i32(per_16)),
+  // Shifts and masks: the coordinates are never negative and the extents powers of two.
+  simt::Expr block = bin(BinaryOp::kShr, c, i32(log2(row_elems)));
+  simt::Expr chunk = bin(BinaryOp::kShr, bin(BinaryOp::kBitAnd, c, i32(row_elems - 1)), i32(log2(per_16)));
+  simt::Expr place = bin(BinaryOp::kBitAnd, bin(BinaryOp::kShr, r, i32(log2(128 / st.swizzle))),
+                         i32(st.swizzle / 16 - 1));
+  simt::Expr within = add(add(mul(block, i32(rows * row_elems)), mul(r, i32(row_elems))),
+                          add(bin(BinaryOp::kShl, bin(BinaryOp::kBitXor, chunk, place), i32(log2(per_16))),
                               bin(BinaryOp::kBitAnd, c, i32(per_16 - 1))));
   if (lead.empty()) return within;
-  return add(mul(flat_index(lead, lead_shape), i32(rows / 8 * st.core_group)), std::move(within));
+  return add(mul(flat_index(lead, lead_shape), i32(rows * cols)), std::move(within));
 }
 
 simt::Expr Lowerer::shared_index(const Storage& st, const std::vector<simt::Expr>& idx) const {
@@ -215,7 +219,7 @@ absl::Status Lowerer::write_element(SymbolId sym, const std::vector<simt::Expr>&
       });
     }
     case Storage::Kind::kShared: {
-      generic_core_writes_ |= st.core_matrix;
+      generic_core_writes_ |= st.swizzled;
       simt::Stmt s;
       s.kind = simt::StmtKind::kStore;
       s.space = Space::kShared;

@@ -215,14 +215,9 @@ absl::StatusOr<simt::Function> Lowerer::run() {
     switch (sym.kind) {
       case SymbolKind::kShared:
         st.kind = Storage::Kind::kShared;
-        st.core_matrix = layouts_.core_matrix_tiles.contains(id);
-        async_proxy_reads_ |= st.core_matrix;
-        if (st.core_matrix) {
-          // 16-byte units: 9 between core matrices along a row; an odd count between 8-row groups.
-          const int64_t per_16 = 16 / dtype_size(sym.dtype), row_units = st.shape.back() / per_16 * 9;
-          st.core_step = 9 * per_16;
-          st.core_group = (row_units % 2 == 0 ? row_units + 1 : row_units) * per_16;
-        }
+        st.swizzled = layouts_.swizzled_tiles.contains(id);
+        async_proxy_reads_ |= st.swizzled;
+        if (st.swizzled) st.swizzle = wgmma_swizzle_bytes(st.shape.back() * dtype_size(sym.dtype));
         break;
       case SymbolKind::kFragment:
         switch (layouts_.of(id)) {
@@ -251,8 +246,9 @@ absl::StatusOr<simt::Function> Lowerer::run() {
     }
     if (st.kind == Storage::Kind::kShared) {
       st.id = static_cast<uint32_t>(fn_.shared.size());
-      fn_.shared.push_back({sym.name, sym.dtype, st.buffer_elements()});
-      shared_bytes += (fn_.shared.back().bytes() + 15) / 16 * 16;
+      // A swizzled tile starts at its 8-row pattern's size (the descriptors' base offset is 0).
+      fn_.shared.push_back({sym.name, sym.dtype, st.buffer_elements(), st.swizzled ? 8 * st.swizzle : 16});
+      shared_bytes = fn_.shared_bytes();
     } else if (st.kind == Storage::Kind::kDistributed) {
       st.slots = static_cast<int32_t>((numel(st.shape) + kernel_.threads - 1) / kernel_.threads);
       st.id = new_var(sym.name, sym.dtype, st.slots);
@@ -490,7 +486,7 @@ class ThreadCode {
       });
     }
     if (st.kind == Storage::Kind::kShared) {
-      l_.generic_core_writes_ |= st.core_matrix;
+      l_.generic_core_writes_ |= st.swizzled;
       op.space = Space::kShared;
       op.operands = {l_.shared_index(st, idx), simt::Expr::cast(type, value)};
       l_.emit(std::move(op));

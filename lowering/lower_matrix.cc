@@ -67,9 +67,9 @@ Lowerer::MatrixOrigin Lowerer::matrix_origin(const MatrixGemmPlan& p, const simt
 // ends; in a pipeline with a spare buffer (defer_warpgroup_wait_) only the group before it is.
 absl::Status Lowerer::lower_warpgroup_gemm(const GemmOp& op, const Storage& a, const Storage& b, const Storage& c) {
   const MatrixGemmPlan& p = c.plan;
-  if (!a.core_matrix || !b.core_matrix)
+  if (!a.swizzled || !b.swizzled)
     return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": warpgroup gemm operands are not stored "
-                                            "in core-matrix order"));
+                                            "swizzled"));
   // The warpgroup's first row and column: its warp 0's accumulator origin.
   const int per_group = kWarpgroupThreads / p.subgroup_size;
   uint32_t row0 = new_var("wg_row", DType::kI32), col0 = new_var("wg_col", DType::kI32);
@@ -79,15 +79,15 @@ absl::Status Lowerer::lower_warpgroup_gemm(const GemmOp& op, const Storage& a, c
     assign(row0, std::move(o.row));
     assign(col0, std::move(o.col));
   }
-  // Bytes between neighbouring core matrices: down (the next 8-row group), across (along a row).
-  auto strides = [&](const Storage& st) {
-    const int64_t elem = dtype_size(fn_.shared[st.id].type);
-    return std::pair<int64_t, int64_t>{st.core_group * elem, st.core_step * elem};
-  };
-  const auto [a_down, a_across] = strides(a);
-  const auto [b_down, b_across] = strides(b);
-  // The core-matrix layout is linear in coordinates that are multiples of 8: the warpgroup's
-  // first A row and B column are placed once, each strip and k step adds a constant.
+  // Descriptor strides (PTX ISA, "Matrix Descriptor Format", swizzled layouts). A is K-major:
+  // the stride byte offset is that of 8 rows (one pattern), the leading one unused (16). B is
+  // N-major: the leading byte offset steps from one swizzled column block to the next (its rows
+  // times the swizzle width), the stride byte offset from 8 k rows to the next 8.
+  const int64_t b_rows = b.shape[b.shape.size() - 2];
+  const int64_t a_lbo = 16, a_sbo = 8 * a.swizzle, b_lbo = b_rows * b.swizzle, b_sbo = 8 * b.swizzle;
+  // The swizzled layout is linear at the starts of 8-row patterns and swizzled rows (where the
+  // chunk permutation is the identity): the warpgroup's first A row and B column are placed once,
+  // each strip and k step adds a constant.
   auto origin = [&](const Region& r, const Storage& st, simt::Expr row, simt::Expr col) -> absl::StatusOr<uint32_t> {
     ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(r, {std::move(row), std::move(col)}));
     uint32_t v = new_var("wg_operand", DType::kI32);
@@ -116,9 +116,8 @@ absl::Status Lowerer::lower_warpgroup_gemm(const GemmOp& op, const Storage& a, c
       m.a = static_cast<uint32_t>(p.tiles_n);
       m.array = a.id;
       m.b = b.id;
-      // A (m x k): k neighbours across, m neighbours down. B (k x n): k down, n across.
-      m.operands = {add(var(a0), delta(a, i32(int64_t{i} * kWarpgroupRows), k0)), i32(a_across), i32(a_down),
-                    add(var(b0), delta(b, k0, i32(0))), i32(b_down), i32(b_across)};
+      m.operands = {add(var(a0), delta(a, i32(int64_t{i} * kWarpgroupRows), k0)), i32(a_lbo), i32(a_sbo),
+                    add(var(b0), delta(b, k0, i32(0))), i32(b_lbo), i32(b_sbo), i32(a.swizzle), i32(b.swizzle)};
       emit(std::move(m));
     }
     return absl::OkStatus();

@@ -67,8 +67,8 @@ std::optional<Lowerer::PipelinePlan> Lowerer::plan_pipeline(const Stmt& loop, co
       return std::nullopt;
     tiles.insert(c->dst.buffer);
     plan.copies.push_back(c);
-    const int64_t pitch = st.core_matrix ? 0 : staged_pitch(st.shape, elem);
-    stage_bytes += (st.core_matrix ? st.buffer_elements()
+    const int64_t pitch = st.swizzled ? 0 : staged_pitch(st.shape, elem);
+    stage_bytes += (st.swizzled ? st.buffer_elements()
                                    : pitch ? numel(st.shape) / st.shape.back() * pitch : numel(st.shape)) * elem;
   }
   if (plan.copies.empty()) return std::nullopt;
@@ -164,8 +164,8 @@ absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::E
     };
     RETURN_IF_ERROR(into(whole.body, [&]() -> absl::Status {
       const int64_t row_chunks = chunk_shape.back(), threads = kernel_.threads;
-      // Core-matrix tiles need rounds of whole 8-row groups for the constant shared step below.
-      const bool whole_groups = !dst.core_matrix || (threads % row_chunks == 0 && (threads / row_chunks) % 8 == 0);
+      // Swizzled tiles need rounds of whole 8-row patterns for the constant shared step below.
+      const bool whole_groups = !dst.swizzled || (threads % row_chunks == 0 && (threads / row_chunks) % 8 == 0);
       if (chunk_shape.size() != 2 || threads % row_chunks != 0 || !whole_groups)
         return for_cyclic(chunk_shape, /*unroll=*/true, [&](const std::vector<simt::Expr>& chunk) {
           return unchecked_chunk(chunk);
@@ -174,9 +174,8 @@ absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::E
       // column and moves down threads / row_chunks rows a round. Its first chunk's offsets are
       // worked out once; a round adds a constant to the shared offset and a row step (a run-time
       // value: the tensor's row length) to the global one. Consecutive threads take consecutive
-      // chunks of a row: a warp reads whole 128-byte lines of the tensor (half as many lines per
-      // request as handing out 8 rows of one core matrix; the padded core-matrix steps keep the
-      // shared writes free of bank conflicts either way).
+      // chunks of a row: a warp reads whole 128-byte lines of the tensor, and writes them to
+      // padded rows or swizzled rows without bank conflicts.
       const int64_t rows = chunk_shape[0], rows_per_round = threads / row_chunks;
       uint32_t row0 = new_var("chunk_row", DType::kI32), col = new_var("chunk_col", DType::kI32);
       assign(row0, bin(BinaryOp::kDiv, tid(), i32(row_chunks)));
@@ -193,10 +192,10 @@ absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::E
       ASSIGN_OR_RETURN(simt::Expr origin_flat, tensor_flat_index(src, origin));
       ASSIGN_OR_RETURN(simt::Expr round_flat, tensor_flat_index(src, one_round));
       assign(src_step, bin(BinaryOp::kSub, std::move(round_flat), std::move(origin_flat)));
-      // Rows per round are whole groups of 8 core-matrix rows, so in either layout a round moves
-      // the shared offset by a constant.
-      const int64_t round_step = dst.core_matrix ? rows_per_round / 8 * dst.core_group
-                                                 : rows_per_round * dst.padded_shape().back();
+      // Rows per round are whole 8-row swizzle patterns (a row's chunk permutation repeats), so
+      // in either layout a round moves the shared offset by a constant.
+      const int64_t round_step =
+          rows_per_round * (dst.swizzled ? dst.swizzle / dtype_size(fn_.shared[dst.id].type) : dst.padded_shape().back());
       return for_range("round", i32(0), i32((rows + rows_per_round - 1) / rows_per_round), true,
                        [&](const simt::Expr& r) -> absl::Status {
         simt::Expr row = add(var(row0), mul(r, i32(rows_per_round)));
@@ -253,7 +252,7 @@ absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::E
         }));
         // Ordinary stores reach warpgroup products (async proxy) only through a proxy fence
         // before the barrier that publishes them; cp.async data needs none.
-        if (dst.core_matrix) {
+        if (dst.swizzled) {
           simt::Stmt fence;
           fence.kind = simt::StmtKind::kProxyFence;
           emit(std::move(fence));
@@ -273,7 +272,7 @@ absl::Status Lowerer::lower_pipelined(const ForOp& op, const PipelinePlan& plan)
   const int S = plan.stages, buffers = plan.buffers;
   for (const CopyOp* c : plan.copies) {
     Storage& st = storage_[c->dst.buffer];
-    st.pitch = st.core_matrix ? 0 : staged_pitch(st.shape, dtype_size(kernel_.symbol(c->dst.buffer).dtype));
+    st.pitch = st.swizzled ? 0 : staged_pitch(st.shape, dtype_size(kernel_.symbol(c->dst.buffer).dtype));
     fn_.shared[st.id].count = st.buffer_elements() * buffers;
   }
   ASSIGN_OR_RETURN(simt::Expr begin, expr(op.begin));

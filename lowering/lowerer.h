@@ -57,17 +57,14 @@ struct Storage {
   // ldmatrix phase reads in different shared-memory banks.
   std::optional<simt::Expr> stage_offset;
   int64_t pitch = 0;
-  // kShared tiles read by warpgroup gemms: element order of 8 x 16-byte core matrices (see
-  // Lowerer::tile_offset). Neighbouring core matrices along a row are core_step elements apart,
-  // groups of 8 rows core_group elements apart: both odd multiples of 16 bytes, so the 8 core
-  // matrices one wgmma phase reads along either direction fall in distinct banks.
-  bool core_matrix = false;
-  int64_t core_step = 0, core_group = 0;
+  // kShared tiles read by warpgroup gemms: dense and swizzled the way wgmma descriptors read them
+  // (Lowerer::tile_offset): rows of `swizzle` bytes (32, 64 or 128), the 16-byte chunks of each
+  // row permuted by its place in an 8-row pattern. The two 16-byte halves of a global 32-byte
+  // sector stay side by side, and the 8 rows of a pattern spread over all banks.
+  bool swizzled = false;
+  int64_t swizzle = 0;
   // Elements of one buffer (one pipeline stage) of shared storage.
-  int64_t buffer_elements() const {
-    if (!core_matrix || shape.size() < 2) return numel(padded_shape());
-    return numel(shape) / (shape[shape.size() - 2] * shape.back()) * (shape[shape.size() - 2] / 8) * core_group;
-  }
+  int64_t buffer_elements() const { return numel(padded_shape()); }
   // The shape with padded rows (the shape itself when dense).
   std::vector<int64_t> padded_shape() const {
     std::vector<int64_t> s = shape;
@@ -140,9 +137,11 @@ class Lowerer {
   // The element of shared storage `st` at `idx`, in the pipeline buffer in use if it is staged.
   simt::Expr shared_index(const Storage& st, const std::vector<simt::Expr>& idx) const;
   // The element of `idx` within one buffer of shared storage `st` (no stage offset): row-major
-  // with padded rows, or for core-matrix tiles (trailing dims R x C, E elements per 16 bytes)
-  //   lead * (R / 8) * core_group + (r / 8) * core_group + (c / E) * core_step + (r % 8) * E + c % E
-  // so each 8-row x 16-byte block is contiguous (coordinates are non-negative).
+  // with padded rows, or for swizzled tiles (trailing dims R x C; W = swizzle bytes, E = W / size
+  // elements per row, U elements per 16 bytes) the column block c / E of R rows of E, then
+  //   lead * R * C + (c / E) * R * E + r * E + ((c % E / U) ^ p(r)) * U + c % U
+  // where p(r) = (r * W / 128) % (W / 16) is the row's place in its 8-row pattern (the hardware's
+  // swizzle: byte-address bits 4.. XOR bits 7..; coordinates are non-negative).
   simt::Expr tile_offset(const Storage& st, const std::vector<simt::Expr>& idx) const;
   absl::StatusOr<simt::Expr> tensor_flat_index(const Storage& t, const std::vector<simt::Expr>& idx);
   absl::StatusOr<simt::Expr> tensor_in_bounds(const Storage& t, const std::vector<simt::Expr>& idx);
@@ -247,7 +246,7 @@ class Lowerer {
   // Some gemm reads shared tiles through the async proxy (wgmma). Asynchronous copies into them
   // become visible to it through their wait and the barrier (as with an mbarrier completion);
   // ordinary stores need a proxy fence: the pipeline's element-wise fallback fences its own, and
-  // if any other store reaches a core-matrix tile (generic_core_writes_), every workgroup barrier
+  // if any other store reaches a swizzled tile (generic_core_writes_), every workgroup barrier
   // of the function is preceded by one (add_proxy_fences).
   bool async_proxy_reads_ = false, generic_core_writes_ = false;
   // Inside a pipeline with a spare buffer: a warpgroup gemm leaves its product in flight (waits

@@ -57,15 +57,31 @@ bool matrix_operand_region(const Kernel& kernel, const Region& r, std::string* w
   return true;
 }
 
-// The tile's trailing two dimensions are multiples of 8 (whole core matrices) and the region
-// starts at a constant multiple of 8 in both (the wgmma descriptor names whole core matrices).
-bool core_matrix_aligned(const Kernel& kernel, const Region& r) {
+}  // namespace
+
+int64_t wgmma_swizzle_bytes(int64_t row_bytes) {
+  if (row_bytes == 32 || row_bytes == 64) return row_bytes;
+  return row_bytes > 0 && row_bytes % 128 == 0 ? 128 : 0;
+}
+
+namespace {
+
+// The tile can be stored swizzled (wgmma_swizzle_bytes): its rows are a multiple of 8 (whole
+// 8-row patterns) and its row length a swizzle width or a multiple of 128 bytes; the region
+// starts at a constant multiple of 8 rows and of a swizzled row (the descriptors name whole
+// patterns).
+bool swizzle_aligned(const Kernel& kernel, const Region& r) {
   const Symbol& sym = kernel.symbol(r.buffer);
-  if (sym.shape.size() < 2) return false;
-  for (size_t d = sym.shape.size() - 2; d < sym.shape.size(); ++d) {
-    std::optional<int64_t> extent = const_int_value(sym.shape[d]);
+  const size_t rank = sym.shape.size();
+  if (rank < 2) return false;
+  std::optional<int64_t> rows = const_int_value(sym.shape[rank - 2]), cols = const_int_value(sym.shape[rank - 1]);
+  if (!rows || !cols || *rows % 8 != 0) return false;
+  const int64_t swizzle = wgmma_swizzle_bytes(*cols * dtype_size(sym.dtype));
+  if (swizzle == 0) return false;
+  for (size_t d = rank - 2; d < rank; ++d) {
     std::optional<int64_t> start = d < r.ranges.size() ? const_int_value(r.ranges[d].start) : int64_t{0};
-    if (!extent || *extent % 8 != 0 || !start || *start % 8 != 0) return false;
+    const int64_t unit = d == rank - 2 ? 8 : swizzle / dtype_size(sym.dtype);
+    if (!start || *start % unit != 0) return false;
   }
   return true;
 }
@@ -164,9 +180,14 @@ MatrixPlanResult plan_matrix_gemm(const Kernel& kernel, const GemmOp& op, const 
     out.why_not = absl::StrCat("the block's ", kernel.threads, " threads are not whole subgroups of ", sg);
     return out;
   }
-  if (allow_warpgroup && has_wgmma(target, a_type) && core_matrix_aligned(kernel, op.a) &&
-      core_matrix_aligned(kernel, op.b)) {
-    if (std::optional<MatrixGemmPlan> p = warpgroup_plan(m, n, k, kernel.threads, a_type)) {
+  if (allow_warpgroup && has_wgmma(target, a_type) && swizzle_aligned(kernel, op.a) &&
+      swizzle_aligned(kernel, op.b)) {
+    // Warpgroups side by side along n start their B columns at a swizzled row's start.
+    const Symbol& b = kernel.symbol(op.b.buffer);
+    const int64_t b_row = wgmma_swizzle_bytes(*const_int_value(b.shape.back()) * dtype_size(b.dtype)) /
+                          dtype_size(b.dtype);
+    std::optional<MatrixGemmPlan> p = warpgroup_plan(m, n, k, kernel.threads, a_type);
+    if (p && (p->groups_n == 1 || (n / p->groups_n) % b_row == 0)) {
       out.plan = p;
       return out;
     }

@@ -28,8 +28,8 @@ int matrix_subgroup_size(const TargetDescription& target, DType input);
 // 16 * tiles_n columns with one m64nNk16 instruction per strip and k step. Warp w of a warpgroup
 // holds rows 16 w .. 16 w + 15 of each strip: its accumulator (i, j) is rows
 // 64 * (strip i of its group) + 16 w, columns 16 j of its group's columns. The operands are read
-// from shared memory by the instruction itself, so their tiles are stored in core-matrix order
-// (see core_matrix_index).
+// from shared memory by the instruction itself, so their tiles are stored swizzled
+// (wgmma_swizzle_bytes, Lowerer::tile_offset).
 struct MatrixGemmPlan {
   int subgroup_size = 32;
   int warps_m = 1, warps_n = 1;
@@ -40,6 +40,11 @@ struct MatrixGemmPlan {
   int groups_m = 1, groups_n = 1;
   bool operator==(const MatrixGemmPlan&) const = default;
 };
+
+// The swizzle width in bytes (32, 64 or 128; 0: none fits) of a warpgroup gemm operand tile
+// whose rows are `row_bytes` long: a row of 32 or 64 bytes is one swizzled row, longer rows are
+// cut into 128-byte column blocks.
+int64_t wgmma_swizzle_bytes(int64_t row_bytes);
 
 // Rows of a warpgroup strip and threads of a warpgroup (wgmma's m64 and its 4 warps).
 inline constexpr int kWarpgroupRows = 64;

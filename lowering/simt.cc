@@ -1,5 +1,7 @@
 #include "lowering/simt.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "ir/status.h"
@@ -158,10 +160,21 @@ Expr Expr::subgroup_reduce(ReduceKind kind, Expr value) {
   return e;
 }
 
+std::vector<int64_t> Function::shared_offsets() const {
+  std::vector<int64_t> offsets;
+  int64_t offset = 0;
+  for (const SharedArray& s : shared) {
+    const int64_t align = std::max<int64_t>(s.align, 16);
+    offset = (offset + align - 1) / align * align;
+    offsets.push_back(offset);
+    offset += (s.bytes() + 15) / 16 * 16;
+  }
+  return offsets;
+}
+
 int64_t Function::shared_bytes() const {
-  int64_t total = 0;
-  for (const SharedArray& s : shared) total += (s.bytes() + 15) / 16 * 16;  // 16-byte aligned
-  return total;
+  if (shared.empty()) return 0;
+  return shared_offsets().back() + (shared.back().bytes() + 15) / 16 * 16;
 }
 
 std::string_view space_name(Space s) {

@@ -142,12 +142,13 @@ struct Expr {
                                      A[64 x 16] * B[16 x N], N = 16 a. id: the first of `a`   \
                                      consecutive accumulators, this subgroup's rows 16 w .. of \
                                      D (w: subgroup index in its warpgroup); array, b: shared  \
-                                     arrays of A and B, in core-matrix order (8 rows x 16      \
-                                     bytes contiguous); operands [A offset, A k stride, A m     \
-                                     stride, B offset, B k stride, B n stride]: offsets in     \
-                                     elements of the first core matrix, strides in bytes       \
-                                     between neighbouring core matrices. A is K-major, B       \
-                                     N-major. Asynchronous: see warpgroup_commit / _wait */    \
+                                     arrays of A and B; operands [A offset, A leading byte     \
+                                     offset, A stride byte offset, B offset, B leading, B      \
+                                     stride (, A swizzle, B swizzle)]: offsets in elements of  \
+                                     the operand's start, the byte offsets and swizzle widths  \
+                                     (0 none, 32, 64, 128 bytes) as the wgmma matrix           \
+                                     descriptor has them. A is K-major, B N-major.             \
+                                     Asynchronous: see warpgroup_commit / _wait */             \
   X(kWarpgroupCommit, "warpgroup_commit") /* closes the group of warpgroup_mma issued so far */ \
   X(kWarpgroupWait, "warpgroup_wait")  /* a: waits until at most `a` committed groups are in    \
                                           flight; their accumulators may then be read */
@@ -220,6 +221,9 @@ struct SharedArray {
   std::string name;
   DType type = DType::kF32;
   int64_t count = 0;          // elements
+  // Byte alignment of the array's start in the block's shared memory: 16, or the 1024 (512, 256)
+  // a 128-byte (64, 32) swizzled tile's repeating pattern needs (wgmma descriptors, base offset 0).
+  int64_t align = 16;
   int64_t bytes() const { return count * dtype_size(type); }
 };
 
@@ -269,6 +273,9 @@ struct Function {
   bool uses_matrices() const { return !matrices.empty(); }
 
   int64_t shared_bytes() const;
+  // Byte offset of every shared array in one block of shared memory, each at its alignment, in
+  // declaration order; shared_bytes() is where the last one ends.
+  std::vector<int64_t> shared_offsets() const;
 };
 
 // A readable listing of `f` (for `tilert lower --target simt` and test failures).

@@ -55,18 +55,6 @@ std::string one_line(std::string_view comment) {
   return s;
 }
 
-// Byte offset of every shared array inside one block of shared memory, 16-byte aligned (the
-// layout Function::shared_bytes() counts).
-std::vector<int64_t> shared_offsets(const simt::Function& f) {
-  std::vector<int64_t> offsets;
-  int64_t offset = 0;
-  for (const simt::SharedArray& s : f.shared) {
-    offsets.push_back(offset);
-    offset += (s.bytes() + 15) / 16 * 16;
-  }
-  return offsets;
-}
-
 }  // namespace
 
 RegClass reg_class(DType t) {
@@ -145,7 +133,7 @@ std::string FunctionEmitter::shared_base(uint32_t array) {
   return prologue_register(absl::StrCat("shared ", array), RegClass::kB64, [&](const std::string& reg) {
     if (uses_dynamic_shared(f_))
       return absl::StrCat("\tmov.u64 ", reg, ", ", kDynamicShared, ";\n\tadd.s64 ", reg, ", ", reg, ", ",
-                          shared_offsets(f_)[array], ";\n");
+                          f_.shared_offsets()[array], ";\n");
     return absl::StrCat("\tmov.u64 ", reg, ", shared_", array, ";\n");
   });
 }
@@ -250,7 +238,8 @@ absl::Status FunctionEmitter::emit_entry(std::string& out) {
   if (!uses_dynamic_shared(f_)) {
     for (size_t i = 0; i < f_.shared.size(); ++i)
       absl::StrAppend(&out, "\t// ", f_.shared[i].name, ": ", av(dtype_name(f_.shared[i].type)),
-                      "[", f_.shared[i].count, "]\n\t.shared .align 16 .b8 shared_", i, "[",
+                      "[", f_.shared[i].count, "]\n\t.shared .align ", std::max<int64_t>(f_.shared[i].align, 16),
+                      " .b8 shared_", i, "[",
                       std::max<int64_t>(f_.shared[i].bytes(), 1), "];\n");
   }
   out.append(prologue_).append(body_).append("}\n");
@@ -462,7 +451,11 @@ absl::StatusOr<std::string> emit_ptx_module(std::span<const simt::Function> func
   RETURN_IF_ERROR(check_target(target));
   std::string out = module_header(target);
   bool dynamic = std::any_of(functions.begin(), functions.end(), uses_dynamic_shared);
-  if (dynamic) absl::StrAppend(&out, ".extern .shared .align 16 .b8 ", kDynamicShared, "[];\n\n");
+  // The block's dynamic shared memory starts at the strictest alignment any array asks for.
+  int64_t align = 16;
+  for (const simt::Function& f : functions)
+    for (const simt::SharedArray& a : f.shared) align = std::max(align, a.align);
+  if (dynamic) absl::StrAppend(&out, ".extern .shared .align ", align, " .b8 ", kDynamicShared, "[];\n\n");
   for (size_t i = 0; i < functions.size(); ++i) {
     for (size_t j = 0; j < i; ++j)
       if (functions[j].name == functions[i].name)

@@ -123,9 +123,10 @@ class FunctionEmitter {
   absl::Status proxy_fence();
   absl::Status warpgroup_sync(const simt::Stmt& s);  // fence, commit, wait
   absl::Status warpgroup_mma(const simt::Stmt& s);
-  // The wgmma shared-memory descriptor of the core matrix at element `offset` of `array`.
-  absl::StatusOr<std::string> matrix_descriptor(uint32_t array, const simt::Expr& offset, int64_t k_stride,
-                                                int64_t mn_stride);
+  // The wgmma shared-memory descriptor of the operand starting at element `offset` of `array`,
+  // with its leading and stride byte offsets and swizzle width (0: none).
+  absl::StatusOr<std::string> matrix_descriptor(uint32_t array, const simt::Expr& offset, int64_t leading,
+                                                int64_t stride, int64_t swizzle);
   absl::StatusOr<PtxValue> load(const simt::Expr& e);
   absl::StatusOr<PtxValue> binary(const simt::Expr& e);
   absl::StatusOr<PtxValue> logic(const simt::Expr& e);

@@ -11,12 +11,13 @@
 // accumulators of ptx_matrix.cc (8 registers: n-block 0, then n-block 1) are exactly one m64nN
 // D fragment, and matrix_store / matrix_fill work on them unchanged.
 //
-// Matrix descriptor (PTX ISA, "Matrix Descriptor Format"), no swizzling: bits 0-13 the start
-// address >> 4, 16-29 the leading-dimension byte offset >> 4 (between core matrices neighbouring
-// in K), 32-45 the stride-dimension byte offset >> 4 (neighbouring in M or N), 62-63 swizzle 0.
-// A core matrix is 8 rows of 16 contiguous bytes. A is read K-major (imm-trans-a 0): a core
-// row is 8 k values of one m. B is stored k x n with n contiguous, so a core row is 8 n values of
-// one k: MN-major, imm-trans-b 1.
+// Matrix descriptor (PTX ISA, "Matrix Descriptor Format"): bits 0-13 the start address >> 4,
+// 16-29 the leading byte offset >> 4, 32-45 the stride byte offset >> 4, 62-63 the swizzle mode
+// (0 none, 1 128-byte, 2 64-byte, 3 32-byte); the base offset (49-51) stays 0, so a swizzled
+// operand's repeating pattern starts at a multiple of its size (8 rows of the swizzle width).
+// What the two byte offsets step over depends on the layout and is the lowering's business; the
+// statement carries them as the descriptor wants them. A is read K-major (imm-trans-a 0); B is
+// stored k x n with n contiguous: MN-major, imm-trans-b 1.
 #include "absl/strings/str_cat.h"
 #include "backends/cuda/ptx_function.h"
 #include "ir/status.h"
@@ -67,17 +68,32 @@ absl::Status FunctionEmitter::warpgroup_sync(const Stmt& s) {
 }
 
 absl::StatusOr<std::string> FunctionEmitter::matrix_descriptor(uint32_t array, const simt::Expr& offset,
-                                                               int64_t k_stride, int64_t mn_stride) {
+                                                               int64_t leading, int64_t stride, int64_t swizzle) {
   const simt::SharedArray& a = f_.shared[array];
-  for (int64_t stride : {k_stride, mn_stride})
-    if (stride <= 0 || stride % 16 != 0 || stride >= kMaxDescriptorBytes)
-      return error(absl::StrCat("warpgroup_mma: core-matrix stride ", stride, " bytes in ", a.name,
+  for (int64_t bytes : {leading, stride})
+    if (bytes <= 0 || bytes % 16 != 0 || bytes >= kMaxDescriptorBytes)
+      return error(absl::StrCat("warpgroup_mma: descriptor byte offset ", bytes, " in ", a.name,
                                 " is not a positive multiple of 16 below 256 KB"));
+  uint64_t mode = 0;
+  switch (swizzle) {
+    case 0: break;
+    case 128: mode = 1; break;
+    case 64: mode = 2; break;
+    case 32: mode = 3; break;
+    default:
+      return error(absl::StrCat("warpgroup_mma: swizzle of ", swizzle, " bytes in ", a.name,
+                                " (0, 32, 64 or 128)"));
+  }
+  if (swizzle != 0 && a.align < 8 * swizzle)
+    return error(absl::StrCat("warpgroup_mma: ", a.name, " is aligned to ", a.align, " bytes; its ", swizzle,
+                              "-byte swizzle pattern needs ", 8 * swizzle));
   // The start-address-free part of the descriptor and the array's address, formed once.
   const std::string base = shared_base(array);
-  const uint64_t fields = (static_cast<uint64_t>(k_stride >> 4) << 16) | (static_cast<uint64_t>(mn_stride >> 4) << 32);
+  const uint64_t fields = (static_cast<uint64_t>(leading >> 4) << 16) | (static_cast<uint64_t>(stride >> 4) << 32) |
+                          (mode << 62);
   const std::string descriptor = prologue_register(
-      absl::StrCat("descriptor ", array, "/", k_stride, "/", mn_stride), RegClass::kB64, [&](const std::string& reg) {
+      absl::StrCat("descriptor ", array, "/", leading, "/", stride, "/", swizzle), RegClass::kB64,
+      [&](const std::string& reg) {
         return absl::StrCat("\tshr.u64 ", reg, ", ", base, ", 4;\n\tor.b64 ", reg, ", ", reg, ", ", fields, ";\n");
       });
   const int64_t elem = dtype_size(a.type);
@@ -89,7 +105,7 @@ absl::StatusOr<std::string> FunctionEmitter::matrix_descriptor(uint32_t array, c
     line(absl::StrCat("add.s64 ", out, ", ", descriptor, ", ", *known * elem / 16));
     return out;
   }
-  // Run-time offsets are 16-byte aligned by the lowering's layout (core matrices) and the same in
+  // Run-time offsets are 16-byte aligned by the lowering's layout and the same in
   // every lane (they depend on the warpgroup and uniform loop values only). Taking lane 0's value
   // lets ptxas see that and keep the descriptor in uniform registers, as wgmma wants it.
   ASSIGN_OR_RETURN(PtxValue v, expr(offset));
@@ -127,13 +143,14 @@ absl::Status FunctionEmitter::warpgroup_mma(const Stmt& s) {
     for (int r = 0; r < kAccumulatorRegisters; ++r) absl::StrAppend(&d, j || r ? ", " : "", matrix_reg(s.id + j, r));
   }
   d += "}";
-  for (size_t i : {1, 2, 4, 5})
-    if (!integer_operand(s.operands[i]))
-      return error(absl::StrCat("warpgroup_mma: operand ", i, " (a core-matrix stride) is not a constant"));
-  ASSIGN_OR_RETURN(std::string a_desc, matrix_descriptor(s.array, s.operands[0], *integer_operand(s.operands[1]),
-                                                         *integer_operand(s.operands[2])));
-  ASSIGN_OR_RETURN(std::string b_desc, matrix_descriptor(s.b, s.operands[3], *integer_operand(s.operands[4]),
-                                                         *integer_operand(s.operands[5])));
+  if (s.operands.size() != 6 && s.operands.size() != 8)
+    return error(absl::StrCat("warpgroup_mma with ", s.operands.size(), " operands (6, or 8 with the swizzles)"));
+  for (size_t i = 1; i < s.operands.size(); ++i)
+    if (i != 3 && !integer_operand(s.operands[i]))
+      return error(absl::StrCat("warpgroup_mma: operand ", i, " (a descriptor field) is not a constant"));
+  auto field = [&](size_t i) { return i < s.operands.size() ? *integer_operand(s.operands[i]) : int64_t{0}; };
+  ASSIGN_OR_RETURN(std::string a_desc, matrix_descriptor(s.array, s.operands[0], field(1), field(2), field(6)));
+  ASSIGN_OR_RETURN(std::string b_desc, matrix_descriptor(s.b, s.operands[3], field(4), field(5), field(7)));
   const std::string one = prologue_register("one", RegClass::kB32, [](const std::string& r) {
     return absl::StrCat("\tmov.u32 ", r, ", 1;\n");
   });

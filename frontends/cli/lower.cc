@@ -124,7 +124,7 @@ const Command kLowerCommand = {
     "                               through LLVM's llc when it is installed)\n"
     "  simt[:T]                      the shared lowering's SIMT IR for target T\n"
     "--wgmma: gemms on sm_90a take warpgroup plans (wgmma.mma_async from shared memory) instead\n"
-    "of mma.sync; `tilert run` and the runtime do so with TILERT_CUDA_WGMMA=1.\n",
+    "of mma.sync, as `tilert run` and the runtime do unless TILERT_CUDA_WGMMA=0.\n",
     run_lower,
 };
 

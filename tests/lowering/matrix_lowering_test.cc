@@ -86,7 +86,7 @@ TEST_CASE("matrix plan: on sm_90a one warpgroup multiplies 64-row strips by all 
     const FragmentLayouts l = infer_fragment_layouts(plain, sm90a());
     REQUIRE(l.matrix_plans.contains(symbol(plain, "acc")));
     CHECK(!l.matrix_plans.at(symbol(plain, "acc")).warpgroup);
-    CHECK(l.core_matrix_tiles.empty());
+    CHECK(l.swizzled_tiles.empty());
   }
   Kernel k = parsed(gemm_kernel(128));
   FragmentLayouts l = infer_fragment_layouts(k, sm90a(), true);
@@ -96,7 +96,7 @@ TEST_CASE("matrix plan: on sm_90a one warpgroup multiplies 64-row strips by all 
   CHECK(p.groups_m * p.groups_n == 1);
   CHECK(p.tiles_m == 2);  // two strips of 64 rows
   CHECK(p.tiles_n == 8);  // 128 columns
-  CHECK(l.core_matrix_tiles == std::set<SymbolId>{symbol(k, "As"), symbol(k, "Bs")});
+  CHECK(l.swizzled_tiles == std::set<SymbolId>{symbol(k, "As"), symbol(k, "Bs")});
 
   // Two warpgroups split the rows: one strip each.
   Kernel k8 = parsed(gemm_kernel(256));
@@ -142,7 +142,7 @@ TEST_CASE("matrix plan: on sm_90a one warpgroup multiplies 64-row strips by all 
 }
 
 TEST_CASE("matrix plan: a tile that a warpgroup gemm and a row-major matrix gemm share keeps warpgroups off") {
-  // The second gemm reads As from row 8 on: not a whole core-matrix strip of 64 rows, and its
+  // The second gemm reads As from row 8 on: not a whole warpgroup strip of 64 rows, and its
   // 16-row accumulator has no warpgroup plan, so As must stay row-major for it.
   Kernel k = parsed(
       "kernel g(A: f16[M, K], B: f16[K, N], C: f16[M, N], D: f16[16, 128], M: i32 = 256, N: i32 = 256, K: i32 = 256)\n"
@@ -157,7 +157,7 @@ TEST_CASE("matrix plan: a tile that a warpgroup gemm and a row-major matrix gemm
   REQUIRE(l.matrix_plans.contains(symbol(k, "small")));
   CHECK(!l.matrix_plans.at(symbol(k, "acc")).warpgroup);
   CHECK(!l.matrix_plans.at(symbol(k, "small")).warpgroup);
-  CHECK(l.core_matrix_tiles.empty());
+  CHECK(l.swizzled_tiles.empty());
   absl::StatusOr<simt::Function> f = lower_kernel(k, sm90a(), {.warpgroup_mma = true});
   REQUIRE_MESSAGE(f.ok(), f.status().ToString());
   CHECK(count(f->body, simt::StmtKind::kWarpgroupMma) == 0);
@@ -183,7 +183,7 @@ TEST_CASE("matrix plan: gemms that stay on the plain path say why") {
   Kernel par = parsed(gemm_kernel(128, "gemm As, Bs -> acc",
                                   "parallel i, j in 0 .. 128, 0 .. 128 { C[by * 128 + i, bx * 128 + j] = acc[i, j] * 2.0 }"));
   CHECK(infer_fragment_layouts(par, sm90a()).of(symbol(par, "acc")) == FragmentLayout::kDistributed);
-  CHECK(infer_fragment_layouts(par, sm90a()).core_matrix_tiles.empty());
+  CHECK(infer_fragment_layouts(par, sm90a()).swizzled_tiles.empty());
 
   auto why = [](const std::string& text, const TargetDescription& t) {
     Kernel k = parsed(text);

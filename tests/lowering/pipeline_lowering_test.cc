@@ -12,7 +12,7 @@
 namespace tilert::lowering {
 namespace {
 
-// sm_90a with warpgroup plans asked for, so its gemms read core-matrix tiles.
+// sm_90a with warpgroup plans asked for, so its gemms read swizzled tiles.
 simt::Function lowered(const std::string& text, PredefinedTarget t) {
   absl::StatusOr<Module> m = parse_tile(text);
   REQUIRE_MESSAGE(m.ok(), m.status().ToString());
@@ -57,16 +57,15 @@ std::string kernel(const std::string& loop_kind, const std::string& after = "") 
 TEST_CASE("pipeline: a multi-stage loop issues cp.async stages - 1 iterations ahead") {
   // sm_80 multiplies with mma.sync from row-major tiles: rows of 64 bytes (As) and 256 bytes (Bs)
   // are padded by 8 elements to an odd number of 16-byte units (ldmatrix bank spread). sm_90a
-  // multiplies with wgmma from dense core-matrix tiles.
+  // multiplies with wgmma from dense swizzled tiles.
   for (PredefinedTarget t : {PredefinedTarget::kSm80, PredefinedTarget::kSm90a}) {
     CAPTURE(static_cast<int>(t));
     const bool padded = t == PredefinedTarget::kSm80;
     simt::Function f = lowered(kernel("pipelined") /* stages chosen: auto */, t);
     // Auto stages are bounded by shared memory; every staged tile gets that many buffers, on
-    // sm_90a one more (the warpgroup product of the previous iteration still reads one). Core-
-    // matrix tiles: groups of 8 rows of 16-byte units, 9 units between core matrices along a row,
-    // an odd number between groups: As 16 groups x 37 units, Bs 4 groups x 145 units.
-    const int64_t buffer_a = padded ? 128 * 40 : 16 * 37 * 8, buffer_b = padded ? 32 * 136 : 4 * 145 * 8;
+    // sm_90a one more (the warpgroup product of the previous iteration still reads one). Swizzled
+    // tiles are dense.
+    const int64_t buffer_a = padded ? 128 * 40 : 128 * 32, buffer_b = padded ? 32 * 136 : 32 * 128;
     std::vector<const simt::Stmt*> waits = all(f, simt::StmtKind::kAsyncWait);
     REQUIRE(waits.size() == 2);
     const int64_t stages = int64_t{waits[0]->a} + 2;  // the loop's wait leaves stages - 2 in flight
@@ -111,8 +110,8 @@ TEST_CASE("pipeline: the author's stage count is honoured") {
   // On sm_90a the warpgroup gemm gets a spare buffer: 4 per tile, copies still 2 iterations ahead;
   // the products wait for all but the latest, and all of them after the loop.
   simt::Function f90 = lowered(text, PredefinedTarget::kSm90a);
-  CHECK(shared_count(f90, "As") == 4 * 16 * 37 * 8);
-  CHECK(shared_count(f90, "Bs") == 4 * 4 * 145 * 8);
+  CHECK(shared_count(f90, "As") == 4 * 128 * 32);
+  CHECK(shared_count(f90, "Bs") == 4 * 32 * 128);
   CHECK(all(f90, simt::StmtKind::kAsyncWait).front()->a == 1);
   std::vector<const simt::Stmt*> product_waits = all(f90, simt::StmtKind::kWarpgroupWait);
   REQUIRE(product_waits.size() == 2);
@@ -124,7 +123,7 @@ TEST_CASE("pipeline: the author's stage count is honoured") {
   std::string mixed = text;
   mixed.replace(mixed.find("    copy B[k * 32 +: 32, bx * 128 +: 128] -> Bs\n"), 48, "    fill Bs, 1.0\n");
   simt::Function fm = lowered(mixed, PredefinedTarget::kSm90a);
-  CHECK(shared_count(fm, "As") == 3 * 16 * 37 * 8);
+  CHECK(shared_count(fm, "As") == 3 * 128 * 32);
   std::vector<const simt::Stmt*> plain_waits = all(fm, simt::StmtKind::kWarpgroupWait);
   REQUIRE(!plain_waits.empty());
   for (const simt::Stmt* w : plain_waits) CHECK(w->a == 0);

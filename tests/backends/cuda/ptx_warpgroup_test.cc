@@ -6,6 +6,7 @@
 #include <string>
 #include <tuple>
 
+#include "absl/strings/str_cat.h"
 #include "backends/cuda/ptx_emit.h"
 #include "frontends/text/parser.h"
 #include "lowering/lower_kernel.h"
@@ -111,10 +112,17 @@ TEST_CASE("warpgroup statements are refused where they cannot be emitted") {
   simt::Function wide = warpgroup_kernel(DType::kF16, 8, i32(0));
   wide.body[11].a = 17;
   CHECK(contains(message(wide), "N = 272"));
-  // A stride that is not a multiple of 16 bytes.
+  // A descriptor byte offset that is not a multiple of 16 bytes.
   simt::Function odd = warpgroup_kernel(DType::kF16, 8, i32(0));
   odd.body[11].operands[1] = i32(24);
-  CHECK(contains(message(odd), "stride 24"));
+  CHECK(contains(message(odd), "byte offset 24"));
+  // A swizzle width the descriptor has no mode for, and a swizzled array not aligned to its pattern.
+  simt::Function swizzled = warpgroup_kernel(DType::kF16, 8, i32(0));
+  swizzled.body[11].operands.push_back(i32(48));
+  swizzled.body[11].operands.push_back(i32(0));
+  CHECK(contains(message(swizzled), "swizzle of 48 bytes"));
+  swizzled.body[11].operands[6] = i32(128);
+  CHECK(contains(message(swizzled), "needs 1024"));
   // f32 operands have no wgmma here.
   simt::Function f32_tiles = warpgroup_kernel(DType::kF16, 8, i32(0));
   f32_tiles.shared[0].type = DType::kF32;
@@ -150,9 +158,18 @@ TEST_CASE("pipelined GEMMs lowered with warpgroup plans assemble for sm_90a") {
     REQUIRE_MESSAGE(ptx.ok(), ptx.status().ToString());
     CHECK(contains(*ptx, "wgmma.mma_async.sync.aligned.m64n" + std::to_string(threads == 128 ? 128 : 256) + "k16.f32.bf16.bf16"));
     CHECK(contains(*ptx, "shfl.sync.idx.b32"));  // descriptor offsets made warp-uniform
-    // 128 threads: a spare buffer fits, the products stay in flight across the copy issue; the
-    // 128x256 tile's three stages leave no room for a fourth buffer, so each gemm completes.
-    CHECK(contains(*ptx, "wgmma.wait_group.sync.aligned 1;") == (threads == 128));
+    // Swizzled operands: A's rows are the k step (64 or 128 bytes: 64- or 128-byte swizzle,
+    // descriptor mode 2 or 1 in bits 62-63), the stride byte offset 8 rows, the leading one
+    // unused (16). B's rows are 256 or 512 bytes: 128-byte column blocks (mode 1) of k rows each,
+    // the leading byte offset between blocks, the stride byte offset 8 rows of 128 bytes.
+    const uint64_t a_mode = bk == 32 ? 2 : 1, a_row = bk * 2;
+    const uint64_t a_fields = (uint64_t{1} << 16) | ((8 * a_row >> 4) << 32) | (a_mode << 62);
+    const uint64_t b_fields = ((uint64_t(bk) * 128 >> 4) << 16) | ((uint64_t{1024} >> 4) << 32) | (uint64_t{1} << 62);
+    CHECK(contains(*ptx, absl::StrCat(", ", a_fields, ";")));
+    CHECK(contains(*ptx, absl::StrCat(", ", b_fields, ";")));
+    CHECK(contains(*ptx, ".extern .shared .align 1024 .b8"));
+    // A spare buffer fits (dense tiles): the products stay in flight across the copy issue.
+    CHECK(contains(*ptx, "wgmma.wait_group.sync.aligned 1;"));
     CHECK_FALSE(contains(*ptx, "ldmatrix"));
     check_sm90a_assembles(*ptx);
   }
