@@ -59,7 +59,8 @@ struct Tally {
 
 void check_pair(const std::string& where, const Kernel& kernel, const OracleTarget& t,
                 Tally& tally, const lowering::LowerOptions& options = {}) {
-  const std::string pair = where + " " + t.label + (options.sync_profile ? " (sync profile)" : "");
+  const std::string pair = where + " " + t.label + (options.sync_profile ? " (sync profile)" : "") +
+                           (options.warpgroup_mma ? " (warpgroup plans)" : "");
   ++tally.checked;
   absl::StatusOr<simt::Function> f = lowering::lower_kernel(kernel, t.target, options);
   ExpectedLoweringError expected = expected_lowering_error(kernel, t.target);
@@ -139,6 +140,22 @@ TEST_CASE("every kernel lowered with sync profiling passes ptxas") {
   REQUIRE(!targets.empty());
   Tally tally = check_every_kernel(targets, {.sync_profile = true});
   std::printf("sync-profiled lowering: %d (kernel, target) pairs: %d passed, %d expected errors, "
+              "%d skipped (tool missing), %d failed\n",
+              tally.checked, tally.passed, tally.expected_errors, tally.skipped, tally.failed);
+  CHECK(tally.checked > 0);
+  CHECK(tally.failed == 0);
+}
+
+// The CUDA runtime lowers with warpgroup plans (wgmma from swizzled tiles) unless
+// TILERT_CUDA_WGMMA=0: what it hands the driver must assemble too.
+TEST_CASE("every kernel lowered with warpgroup plans passes ptxas for sm_90a") {
+  std::vector<OracleTarget> targets = oracle_targets();
+  std::erase_if(targets, [](const OracleTarget& t) {
+    return t.oracle != Oracle::kPtxas || t.target.name() != "ptx:sm_90a";
+  });
+  REQUIRE(!targets.empty());
+  Tally tally = check_every_kernel(targets, {.warpgroup_mma = true});
+  std::printf("warpgroup-plan lowering: %d (kernel, target) pairs: %d passed, %d expected errors, "
               "%d skipped (tool missing), %d failed\n",
               tally.checked, tally.passed, tally.expected_errors, tally.skipped, tally.failed);
   CHECK(tally.checked > 0);
