@@ -15,7 +15,7 @@ struct LowerOptions {
   std::string input, target, output, kernel;
   bool disassemble = false;
   bool isa = false;
-  bool warpgroup_mma = false;
+  bool warpgroup_mma = true;  // as the CUDA runtime lowers (unless TILERT_CUDA_WGMMA=0)
 };
 
 // "spirv" alone means the portable baseline, Vulkan 1.2; "simt[:T]" prints the shared lowering's
@@ -70,6 +70,10 @@ int run_lower(std::span<const std::string> args) {
       opts.warpgroup_mma = true;
       continue;
     }
+    if (cursor.take_flag("--no-wgmma")) {
+      opts.warpgroup_mma = false;
+      continue;
+    }
     if (cursor.at_option())
       return usage_error(kLowerCommand, absl::StrCat("unknown option '", cursor.current(), "'"));
     if (!opts.input.empty())
@@ -113,7 +117,7 @@ int run_lower(std::span<const std::string> args) {
 const Command kLowerCommand = {
     "lower",
     "print a module lowered for a target (SPIR-V, PTX, AMDGCN, or the SIMT IR)",
-    "usage: tilert lower IN --target T [--kernel K] [-o OUT] [--dis] [--asm] [--wgmma]\n"
+    "usage: tilert lower IN --target T [--kernel K] [-o OUT] [--dis] [--asm] [--no-wgmma]\n"
     "\n"
     "Lowers every kernel of IN (or only K) for target T and writes the result to OUT (default:\n"
     "standard output). Targets:\n"
@@ -123,8 +127,9 @@ const Command kLowerCommand = {
     "  amdgcn:gfx90a | gfx940 | gfx942 | gfx1100  LLVM IR for amdgcn-amd-amdhsa (--asm: the ISA,\n"
     "                               through LLVM's llc when it is installed)\n"
     "  simt[:T]                      the shared lowering's SIMT IR for target T\n"
-    "--wgmma: gemms on sm_90a take warpgroup plans (wgmma.mma_async from shared memory) instead\n"
-    "of mma.sync, as `tilert run` and the runtime do unless TILERT_CUDA_WGMMA=0.\n",
+    "Gemms on sm_90a take warpgroup plans (wgmma.mma_async from swizzled shared tiles) where they\n"
+    "fit, as `tilert run` and the runtime do unless TILERT_CUDA_WGMMA=0; --no-wgmma lowers them\n"
+    "with mma.sync instead (--wgmma, the default, is accepted).\n",
     run_lower,
 };
 

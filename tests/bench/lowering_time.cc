@@ -1,5 +1,6 @@
 // How long the runtime's own lowering takes: .tbc bytes -> tile IR (read and validate) -> SIMT IR
 // -> PTX / SPIR-V, per kernel of a .tile file, median of N in-process repetitions. Prints a table.
+// PTX is lowered for sm_90a as the CUDA runtime does by default (warpgroup plans).
 //
 //   build/tests/bench/lowering_time examples/gemm.tile [repetitions]
 #include <algorithm>
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
   }
   const std::vector<uint8_t> tbc = write_bytecode(*parsed);
   const lowering::TargetDescription& sm90a = lowering::predefined_target(lowering::PredefinedTarget::kSm90a);
+  const lowering::LowerOptions runtime_options{.warpgroup_mma = true};
   lowering::TargetDescription vk = lowering::predefined_target(lowering::PredefinedTarget::kVulkan13);
   vk.subgroup_sizes = {32};
   vk.shared_memory_per_block = 49152;
@@ -69,8 +71,8 @@ int main(int argc, char** argv) {
   for (const Kernel& k : parsed->kernels) {
     bool ok = true;
     double read = time_us(reps, [&] { ok &= read_bytecode(tbc).ok(); });
-    double lower = time_us(reps, [&] { ok &= lowering::lower_kernel(k, sm90a).ok(); });
-    absl::StatusOr<simt::Function> f = lowering::lower_kernel(k, sm90a);
+    double lower = time_us(reps, [&] { ok &= lowering::lower_kernel(k, sm90a, runtime_options).ok(); });
+    absl::StatusOr<simt::Function> f = lowering::lower_kernel(k, sm90a, runtime_options);
     if (!f.ok()) {
       std::printf("%-24s %s\n", k.name.c_str(), f.status().ToString().c_str());
       continue;
@@ -78,7 +80,7 @@ int main(int argc, char** argv) {
     double emit = time_us(reps, [&] { ok &= cuda::emit_ptx(*f, sm90a).ok(); });
     double total = time_us(reps, [&] {
       absl::StatusOr<Module> m = read_bytecode(tbc);
-      absl::StatusOr<simt::Function> g = lowering::lower_kernel(*m->find_kernel(k.name), sm90a);
+      absl::StatusOr<simt::Function> g = lowering::lower_kernel(*m->find_kernel(k.name), sm90a, runtime_options);
       ok &= g.ok() && cuda::emit_ptx(*g, sm90a).ok();
     });
     double spirv_total = time_us(reps, [&] {
