@@ -257,8 +257,10 @@ absl::StatusOr<simt::Expr> Lowerer::expr(const Expr& e) {
     case ExprKind::kBuiltin:
       switch (static_cast<tilert::Builtin>(e.op)) {
         case tilert::Builtin::kThreadX: return tid();
-        case tilert::Builtin::kBlockX: return simt::Expr::builtin(simt::Builtin::kWorkgroupIdX);
-        case tilert::Builtin::kBlockY: return simt::Expr::builtin(simt::Builtin::kWorkgroupIdY);
+        case tilert::Builtin::kBlockX:
+          return block_x_ ? var(*block_x_) : simt::Expr::builtin(simt::Builtin::kWorkgroupIdX);
+        case tilert::Builtin::kBlockY:
+          return block_y_ ? var(*block_y_) : simt::Expr::builtin(simt::Builtin::kWorkgroupIdY);
         case tilert::Builtin::kBlockZ: return simt::Expr::builtin(simt::Builtin::kWorkgroupIdZ);
       }
       break;

@@ -207,7 +207,6 @@ absl::StatusOr<simt::Function> Lowerer::run() {
   if (options_.sync_profile) profile_.emplace(fn_, kernel_.threads, target_.min_subgroup_size());
 
   // Tiles, locals and barriers: storage for the whole function.
-  int64_t shared_bytes = 0;
   for (SymbolId id = kernel_.num_params; id < kernel_.symbols.size(); ++id) {
     const Symbol& sym = kernel_.symbols[id];
     Storage& st = storage_[id];
@@ -248,19 +247,20 @@ absl::StatusOr<simt::Function> Lowerer::run() {
       st.id = static_cast<uint32_t>(fn_.shared.size());
       // A swizzled tile starts at its 8-row pattern's size (the descriptors' base offset is 0).
       fn_.shared.push_back({sym.name, sym.dtype, st.buffer_elements(), st.swizzled ? 8 * st.swizzle : 16});
-      shared_bytes = fn_.shared_bytes();
     } else if (st.kind == Storage::Kind::kDistributed) {
       st.slots = static_cast<int32_t>((numel(st.shape) + kernel_.threads - 1) / kernel_.threads);
       st.id = new_var(sym.name, sym.dtype, st.slots);
     }
   }
   const int64_t limit = target_.shared_memory_per_block;
+  const int64_t shared_bytes = fn_.shared_bytes();
   if (shared_bytes > limit)
     return absl::ResourceExhaustedError(absl::StrCat(
         "kernel ", kernel_.name, ": shared tiles", layouts_.by_symbol.empty() ? "" : " and shared-backed fragments",
         " need ", shared_bytes, " bytes; ", target_.name(), " offers ", limit));
   scratch_budget_bytes_ = std::min(kMaxScratchBytes, limit - shared_bytes);
 
+  RETURN_IF_ERROR(order_blocks());
   if (needs_schedule(kernel_)) {
     scheduled_ = true;
     RETURN_IF_ERROR(lower_scheduled(kernel_.body));
@@ -286,6 +286,39 @@ absl::StatusOr<simt::Function> Lowerer::run() {
                                                      fn_.shared_bytes(), " bytes; ", target_.name(), " offers ", limit));
   unroll_marked_loops(fn_);
   return std::move(fn_);
+}
+
+// Blocks of a 2-D grid that multiply tiles are handed out in groups of kBlockGroupRows grid rows,
+// down each column of the group before the next column: the blocks running at one time then read
+// a few rows of A and a few columns of B, which stay in L2, instead of every column of B (a whole
+// B per wave of blocks, from DRAM, for row-major order). Blocks are independent, so any
+// one-to-one order is the same kernel; clusters keep the hardware order (their blocks must be
+// neighbours).
+absl::Status Lowerer::order_blocks() {
+  constexpr int64_t kBlockGroupRows = 8;
+  bool multiplies = false;
+  visit_stmts(kernel_.body, [&](const Stmt& s) { multiplies |= s.as<GemmOp>() != nullptr; });
+  if (!multiplies || kernel_.grid.size() < 2 || !kernel_.cluster.empty()) return absl::OkStatus();
+  if (std::optional<int64_t> rows = const_int_value(kernel_.grid[1]); rows && *rows == 1) return absl::OkStatus();
+  ASSIGN_OR_RETURN(simt::Expr gx, expr(kernel_.grid[0]));
+  ASSIGN_OR_RETURN(simt::Expr gy, expr(kernel_.grid[1]));
+  uint32_t columns = new_var("grid_x", DType::kI32), linear = new_var("block_linear", DType::kI32),
+           group = new_var("block_group", DType::kI32), rows = new_var("group_rows", DType::kI32),
+           at = new_var("in_group", DType::kI32);
+  assign(columns, simt::Expr::cast(DType::kI32, gx));
+  assign(linear, add(mul(simt::Expr::builtin(simt::Builtin::kWorkgroupIdY), var(columns)),
+                     simt::Expr::builtin(simt::Builtin::kWorkgroupIdX)));
+  const simt::Expr per_group = mul(var(columns), i32(kBlockGroupRows));
+  assign(group, bin(BinaryOp::kDiv, var(linear), per_group));
+  const simt::Expr first_row = mul(var(group), i32(kBlockGroupRows));
+  assign(rows, simt::Expr::call(Func::kMin, {bin(BinaryOp::kSub, simt::Expr::cast(DType::kI32, gy), first_row),
+                                             i32(kBlockGroupRows)}));
+  assign(at, bin(BinaryOp::kSub, var(linear), mul(var(group), per_group)));
+  block_y_ = new_var("block_y", DType::kI32);
+  block_x_ = new_var("block_x", DType::kI32);
+  assign(*block_y_, add(first_row, bin(BinaryOp::kMod, var(at), var(rows))));
+  assign(*block_x_, bin(BinaryOp::kDiv, var(at), var(rows)));
+  return absl::OkStatus();
 }
 
 // ---- statements ----
@@ -376,7 +409,7 @@ absl::Status Lowerer::lower_stmt(const Stmt& s) {
 }
 
 absl::Status Lowerer::lower_for(const Stmt& s, const ForOp& op) {
-  if (std::optional<PipelinePlan> plan = plan_pipeline(s, op)) return lower_pipelined(op, *plan);
+  if (std::optional<PipelinePlan> plan = plan_pipeline(s, op)) return lower_pipelined(s, op, *plan);
   ASSIGN_OR_RETURN(simt::Expr begin, expr(op.begin));
   ASSIGN_OR_RETURN(simt::Expr end, expr(op.end));
   const bool unroll = op.kind == LoopKind::kUnroll && begin.kind == simt::ExprKind::kConst &&

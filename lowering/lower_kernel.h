@@ -19,8 +19,12 @@ struct LowerOptions {
   // more parameter (lowering/sync_profile.h). Off: the lowering is exactly the plain one.
   bool sync_profile = false;
   // Prefer warpgroup plans (wgmma, lowering/matrix_plan.h) for gemms on targets that have them.
-  // Off by default: on the H200 they measure slower than mma.sync so far (tests/bench/RESULTS.md).
+  // The CUDA runtime turns this on (tests/bench/RESULTS.md: ~1.4x the mma.sync path on the H200).
   bool warpgroup_mma = false;
+  // Let the tensor-copy engine (TMA) fill pipelined loops' swizzled tiles on targets that have it
+  // (lowering/lower_tensor_copy.cc). The function then takes tensor maps the launch must encode
+  // (simt::Function::tensor_maps), which the CUDA runtime does; off for launchers that do not.
+  bool tensor_copies = false;
 };
 
 // Lowers `kernel` (verified, capabilities already checked) for `target`. The result's parameters

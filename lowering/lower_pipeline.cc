@@ -111,6 +111,7 @@ std::optional<Lowerer::PipelinePlan> Lowerer::plan_pipeline(const Stmt& loop, co
     absl::StatusOr<int> spare = choose_pipeline_stages(stage_bytes, plan.stages + 1, target_, std::max<int64_t>(0, other));
     if (spare.ok() && *spare == plan.stages + 1) plan.buffers = plan.stages + 1;
   }
+  (void)plan_tensor_copies(plan);
   return plan;
 }
 
@@ -268,13 +269,14 @@ absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::E
   return absl::OkStatus();
 }
 
-absl::Status Lowerer::lower_pipelined(const ForOp& op, const PipelinePlan& plan) {
+absl::Status Lowerer::lower_pipelined(const Stmt& loop, const ForOp& op, const PipelinePlan& plan) {
   const int S = plan.stages, buffers = plan.buffers;
   for (const CopyOp* c : plan.copies) {
     Storage& st = storage_[c->dst.buffer];
     st.pitch = st.swizzled ? 0 : staged_pitch(st.shape, dtype_size(kernel_.symbol(c->dst.buffer).dtype));
     fn_.shared[st.id].count = st.buffer_elements() * buffers;
   }
+  if (!plan.tensor.empty()) return lower_tensor_pipelined(op, plan, loop);
   ASSIGN_OR_RETURN(simt::Expr begin, expr(op.begin));
   ASSIGN_OR_RETURN(simt::Expr end, expr(op.end));
   uint32_t first = new_var("pipe_begin", DType::kI32), trip = new_var("pipe_trip", DType::kI32);

@@ -84,6 +84,22 @@ uint32_t Lowerer::add_sync_site(std::string barrier, uint32_t line) {
   return static_cast<uint32_t>(fn_.sync_sites.size() - 1);
 }
 
+void Lowerer::record_deadlock(simt::Expr first, simt::Expr second) {
+  auto store = [&](int word, simt::Expr value) {
+    simt::Stmt st;
+    st.kind = simt::StmtKind::kStore;
+    st.space = Space::kGlobal;
+    st.id = static_cast<uint32_t>(fn_.status_param);
+    st.operands = {i32(word), simt::Expr::cast(DType::kU32, std::move(value))};
+    emit(std::move(st));
+  };
+  store(1, add(std::move(first), mul(std::move(second), i32(65536))));
+  // The block as the kernel names it (bx, by).
+  store(2, block_y_ ? var(*block_y_) : simt::Expr::builtin(simt::Builtin::kWorkgroupIdY));
+  store(3, block_x_ ? var(*block_x_) : simt::Expr::builtin(simt::Builtin::kWorkgroupIdX));
+  store(0, i32(static_cast<int64_t>(simt::StatusCode::kDeadlock)));
+}
+
 absl::Status Lowerer::finish_profile() {
   // The block's linear index x + gx * (y + gy * z), from the grid's extents.
   std::vector<simt::Expr> extents;
@@ -364,7 +380,7 @@ absl::Status Lowerer::lower_scheduled(const Block& body) {
 
   // Unfinished roles are stuck on waits nothing can complete: report the first two (role and
   // wait each) and stop the block. Every thread computes the same, so the return is uniform.
-  constexpr int64_t kNone = 0xffff;
+  constexpr int64_t kNone = kNoSyncSite;
   uint32_t first = new_var("stuck_first", DType::kI32), second = new_var("stuck_second", DType::kI32);
   assign(first, i32(kNone));
   assign(second, i32(kNone));
@@ -383,18 +399,7 @@ absl::Status Lowerer::lower_scheduled(const Block& body) {
   }
   RETURN_IF_ERROR(if_then(bin(BinaryOp::kNe, var(first), i32(kNone)), [&]() -> absl::Status {
     RETURN_IF_ERROR(if_then(bin(BinaryOp::kEq, tid(), i32(0)), [&] {
-      auto store = [&](int word, simt::Expr value) {
-        simt::Stmt st;
-        st.kind = simt::StmtKind::kStore;
-        st.space = Space::kGlobal;
-        st.id = static_cast<uint32_t>(fn_.status_param);
-        st.operands = {i32(word), simt::Expr::cast(DType::kU32, std::move(value))};
-        emit(std::move(st));
-      };
-      store(1, add(var(first), mul(var(second), i32(65536))));
-      store(2, simt::Expr::builtin(simt::Builtin::kWorkgroupIdY));
-      store(3, simt::Expr::builtin(simt::Builtin::kWorkgroupIdX));
-      store(0, i32(static_cast<int64_t>(simt::StatusCode::kDeadlock)));
+      record_deadlock(var(first), var(second));
       return absl::OkStatus();
     }));
     simt::Stmt ret;

@@ -108,6 +108,8 @@ class Lowerer {
 
   // ---- lower_kernel.cc ----
   absl::Status lower_block(const Block& block);
+  // Remaps bx / by so that blocks run in groups of grid rows (order_blocks in lower_kernel.cc).
+  absl::Status order_blocks();
   absl::Status lower_stmt(const Stmt& s);
   absl::Status lower_thread_stmt(const Stmt& s);  // assignments, atomics, thread-dependent ifs
   absl::Status lower_for(const Stmt& s, const ForOp& op);
@@ -185,6 +187,12 @@ class Lowerer {
   uint32_t scratch(DType type, int64_t elements);
 
   // ---- lower_pipeline.cc ----
+  // A staged tile filled by the tensor-copy engine: its map (Function::tensor_maps), one copy
+  // per column block of `block_columns` columns, `bytes` per stage.
+  struct TensorCopyPlan {
+    int32_t map = -1;
+    int64_t column_blocks = 1, block_columns = 0, bytes = 0;
+  };
   struct PipelinePlan {
     std::vector<const CopyOp*> copies;  // the body's leading global -> shared tile copies
     size_t rest_begin = 0;              // index of the first body statement after them
@@ -192,10 +200,23 @@ class Lowerer {
     // Buffers per staged tile: stages, or one more when the body's warpgroup gemms keep their
     // product in flight across the next iteration's copy issue (it still reads its buffer).
     int buffers = 2;
+    // One per copy when the tensor-copy engine fills the stages (lower_tensor_copy.cc); else empty.
+    std::vector<TensorCopyPlan> tensor;
   };
   std::optional<PipelinePlan> plan_pipeline(const Stmt& loop, const ForOp& op);
-  absl::Status lower_pipelined(const ForOp& op, const PipelinePlan& plan);
+  absl::Status lower_pipelined(const Stmt& loop, const ForOp& op, const PipelinePlan& plan);
   absl::Status issue_stage_copies(const PipelinePlan& plan, const simt::Expr& stage);
+
+  // ---- lower_tensor_copy.cc ----
+  // Fills plan.tensor (and the function's tensor maps) when every staged tile can be copied by
+  // the tensor-copy engine; false (nothing recorded) otherwise.
+  bool plan_tensor_copies(PipelinePlan& plan);
+  std::optional<TensorCopyPlan> plan_tensor_copy(const CopyOp& c);
+  absl::Status lower_tensor_pipelined(const ForOp& op, const PipelinePlan& plan, const Stmt& loop);
+  // One thread's stage issue: expect the stage's bytes on mbarrier `buffer` of `full`, then the copies.
+  absl::Status issue_tensor_copies(const PipelinePlan& plan, uint32_t full, const simt::Expr& buffer);
+  // Waits for the phase of mbarrier `buffer` of `full` with `parity`, bounded in time.
+  absl::Status wait_stage(uint32_t full, const simt::Expr& buffer, const simt::Expr& parity, uint32_t site);
 
   // ---- lower_matrix.cc ----
   absl::Status lower_matrix_gemm(const Stmt& s, const GemmOp& op);
@@ -225,6 +246,10 @@ class Lowerer {
   absl::Status copy_async_done(const CopyAsyncOp& op);
   absl::StatusOr<simt::Expr> mbarrier_index(const MbarrierRef& ref);
   uint32_t add_sync_site(std::string barrier, uint32_t line);
+  // Writes a deadlock status record naming sync sites `first` and `second` (kNoSyncSite: none)
+  // and the block; word 0 last.
+  static constexpr int64_t kNoSyncSite = 0xffff;
+  void record_deadlock(simt::Expr first, simt::Expr second);
   // Sync profiling: the block's linear index from the grid, then the emitter's finishing pass.
   absl::Status finish_profile();
 
@@ -260,6 +285,8 @@ class Lowerer {
   };
   std::optional<ParallelFrame> parallel_;
   std::map<SymbolId, simt::Expr> bound_;  // loop variables -> their SIMT value
+  // The block's place in the grid as the kernel sees it (bx, by) when order_blocks remapped it.
+  std::optional<uint32_t> block_x_, block_y_;
   // The role being lowered ("block" outside roles) and its thread range.
   std::string role_ = "block";
   int64_t role_begin_ = 0, role_threads_ = 0;

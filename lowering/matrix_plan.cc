@@ -66,24 +66,23 @@ int64_t wgmma_swizzle_bytes(int64_t row_bytes) {
 
 namespace {
 
-// The tile can be stored swizzled (wgmma_swizzle_bytes): its rows are a multiple of 8 (whole
-// 8-row patterns) and its row length a swizzle width or a multiple of 128 bytes; the region
-// starts at a constant multiple of 8 rows and of a swizzled row (the descriptors name whole
-// patterns).
-bool swizzle_aligned(const Kernel& kernel, const Region& r) {
+// The swizzled row length, in elements, of the tile a region reads (wgmma_swizzle_bytes), or 0
+// when it cannot be stored swizzled: its rows must be a multiple of 8 (whole 8-row patterns) and
+// its row length a swizzle width or a multiple of 128 bytes, and the region must start at a
+// constant multiple of 8 rows and of a swizzled row (the descriptors name whole patterns).
+int64_t swizzled_row_elements(const Kernel& kernel, const Region& r) {
   const Symbol& sym = kernel.symbol(r.buffer);
   const size_t rank = sym.shape.size();
-  if (rank < 2) return false;
+  if (rank < 2) return 0;
   std::optional<int64_t> rows = const_int_value(sym.shape[rank - 2]), cols = const_int_value(sym.shape[rank - 1]);
-  if (!rows || !cols || *rows % 8 != 0) return false;
-  const int64_t swizzle = wgmma_swizzle_bytes(*cols * dtype_size(sym.dtype));
-  if (swizzle == 0) return false;
+  if (!rows || !cols || *rows % 8 != 0) return 0;
+  const int64_t row = wgmma_swizzle_bytes(*cols * dtype_size(sym.dtype)) / dtype_size(sym.dtype);
+  if (row == 0) return 0;
   for (size_t d = rank - 2; d < rank; ++d) {
     std::optional<int64_t> start = d < r.ranges.size() ? const_int_value(r.ranges[d].start) : int64_t{0};
-    const int64_t unit = d == rank - 2 ? 8 : swizzle / dtype_size(sym.dtype);
-    if (!start || *start % unit != 0) return false;
+    if (!start || *start % (d == rank - 2 ? 8 : row) != 0) return 0;
   }
-  return true;
+  return row;
 }
 
 bool has_wgmma(const TargetDescription& target, DType input) {
@@ -180,12 +179,9 @@ MatrixPlanResult plan_matrix_gemm(const Kernel& kernel, const GemmOp& op, const 
     out.why_not = absl::StrCat("the block's ", kernel.threads, " threads are not whole subgroups of ", sg);
     return out;
   }
-  if (allow_warpgroup && has_wgmma(target, a_type) && swizzle_aligned(kernel, op.a) &&
-      swizzle_aligned(kernel, op.b)) {
+  const int64_t b_row = allow_warpgroup ? swizzled_row_elements(kernel, op.b) : 0;
+  if (b_row > 0 && has_wgmma(target, a_type) && swizzled_row_elements(kernel, op.a) > 0) {
     // Warpgroups side by side along n start their B columns at a swizzled row's start.
-    const Symbol& b = kernel.symbol(op.b.buffer);
-    const int64_t b_row = wgmma_swizzle_bytes(*const_int_value(b.shape.back()) * dtype_size(b.dtype)) /
-                          dtype_size(b.dtype);
     std::optional<MatrixGemmPlan> p = warpgroup_plan(m, n, k, kernel.threads, a_type);
     if (p && (p->groups_n == 1 || (n / p->groups_n) % b_row == 0)) {
       out.plan = p;

@@ -35,6 +35,15 @@ std::string_view builtin_name(Builtin b) {
   return "?";
 }
 
+std::string_view stmt_kind_name(StmtKind k) {
+  switch (k) {
+#define TILERT_X(e, s) case StmtKind::e: return s;
+    TILERT_SIMT_STMT_KINDS(TILERT_X)
+#undef TILERT_X
+  }
+  return "?";
+}
+
 std::string_view matrix_use_name(MatrixUse u) {
   switch (u) {
     case MatrixUse::kA: return "a";
@@ -160,6 +169,17 @@ Expr Expr::subgroup_reduce(ReduceKind kind, Expr value) {
   return e;
 }
 
+Expr Expr::mbarrier_test(uint32_t array, Expr index, Expr parity) {
+  Expr e;
+  e.kind = ExprKind::kMbarrierTest;
+  e.type = DType::kBool;
+  e.space = Space::kShared;
+  e.id = array;
+  e.args.push_back(cast(DType::kI32, std::move(index)));
+  e.args.push_back(cast(DType::kI32, std::move(parity)));
+  return e;
+}
+
 std::vector<int64_t> Function::shared_offsets() const {
   std::vector<int64_t> offsets;
   int64_t offset = 0;
@@ -228,6 +248,9 @@ class Printer {
       case ExprKind::kSubgroupReduce:
         return absl::StrCat("subgroup_", av(reduce_kind_name(static_cast<ReduceKind>(e.op))), "(",
                             expr(e.args[0]), ")");
+      case ExprKind::kMbarrierTest:
+        return absl::StrCat("mbarrier_test(", array_name(Space::kShared, e.id), "[", expr(e.args[0]),
+                            "], parity ", expr(e.args[1]), ")");
     }
     return "?";
   }
@@ -326,6 +349,21 @@ class Printer {
       case StmtKind::kWarpgroupWait:
         absl::StrAppend(out, pad, "warpgroup_wait ", s.a, "\n");
         return;
+      case StmtKind::kMbarrierInit:
+      case StmtKind::kMbarrierExpectTx:
+      case StmtKind::kMbarrierArriveAsync:
+        absl::StrAppend(out, pad, av(stmt_kind_name(s.kind)), " ", array_name(Space::kShared, s.id), "[",
+                        expr(s.operands[0]), "]");
+        if (s.operands.size() > 1) absl::StrAppend(out, " ", expr(s.operands[1]));
+        absl::StrAppend(out, "\n");
+        return;
+      case StmtKind::kTensorCopy: {
+        absl::StrAppend(out, pad, "tensor_copy ", array_name(Space::kShared, s.id), "[", expr(s.operands[0]),
+                        "] <- map ", s.a, " at (");
+        for (size_t i = 2; i < s.operands.size(); ++i) absl::StrAppend(out, i > 2 ? ", " : "", expr(s.operands[i]));
+        absl::StrAppend(out, ") completes ", array_name(Space::kShared, s.array), "[", expr(s.operands[1]), "]\n");
+        return;
+      }
     }
   }
 

@@ -69,7 +69,12 @@ std::string_view builtin_name(Builtin b);
   X(kSubgroupReduce, "subgroup_reduce") /* op: tilert::ReduceKind; args[0]: the value of \
                                            every lane combined, result on all lanes; only in \
                                            control flow uniform across the subgroup, whose  \
-                                           lanes all exist (PTX shuffles with a full mask) */
+                                           lanes all exist (PTX shuffles with a full mask) */ \
+  X(kMbarrierTest, "mbarrier_test") /* id: shared array of hardware mbarriers; args [index, \
+                                       parity] (i32): bool, whether the phase with that parity \
+                                       has completed (PTX mbarrier.try_wait.parity: may       \
+                                       suspend the thread briefly; acquire at block scope, so  \
+                                       the phase's copies are visible once it is true) */
 
 enum class ExprKind : uint8_t {
 #define TILERT_X(e, s) e,
@@ -100,6 +105,7 @@ struct Expr {
   static Expr cast(DType to, Expr a);  // returns `a` itself when it already has type `to`
   static Expr load(Space space, uint32_t array, DType element_type, Expr index);
   static Expr subgroup_reduce(ReduceKind kind, Expr value);
+  static Expr mbarrier_test(uint32_t array, Expr index, Expr parity);
   bool operator==(const Expr&) const = default;
 };
 
@@ -151,13 +157,33 @@ struct Expr {
                                      Asynchronous: see warpgroup_commit / _wait */             \
   X(kWarpgroupCommit, "warpgroup_commit") /* closes the group of warpgroup_mma issued so far */ \
   X(kWarpgroupWait, "warpgroup_wait")  /* a: waits until at most `a` committed groups are in    \
-                                          flight; their accumulators may then be read */
+                                          flight; their accumulators may then be read */        \
+  X(kMbarrierInit, "mbarrier_init") /* id: shared array of hardware mbarriers (i64 elements);  \
+                                       operands [index, arrivals]: phase 0 begins expecting    \
+                                       `arrivals`; visible to other threads and to tensor      \
+                                       copies after a following workgroup barrier */           \
+  X(kMbarrierExpectTx, "mbarrier_expect_tx") /* id: mbarrier array; operands [index, bytes]: one \
+                                                arrival, and `bytes` more transaction bytes the \
+                                                phase waits for (tensor copies complete them)  */ \
+  X(kMbarrierArriveAsync, "mbarrier_arrive_async") /* id: mbarrier array; operands [index]: one \
+                                                      arrival, made once every async_copy the  \
+                                                      thread issued before completes (PTX      \
+                                                      cp.async.mbarrier.arrive.noinc) */       \
+  X(kTensorCopy, "tensor_copy") /* the tensor-copy engine (TMA) copies one box of a global     \
+                                   tensor into shared memory: id: shared destination array;    \
+                                   a: Function::tensor_maps index; array: mbarrier array;      \
+                                   operands [destination offset (elements), mbarrier index,    \
+                                   box origin coordinates, innermost dimension first (i32, may \
+                                   lie outside the tensor: those elements read zero)]. The box \
+                                   lands as the map's swizzle lays it out and completes its    \
+                                   bytes on the mbarrier. Issued by one thread. */
 
 enum class StmtKind : uint8_t {
 #define TILERT_X(e, s) e,
   TILERT_SIMT_STMT_KINDS(TILERT_X)
 #undef TILERT_X
 };
+std::string_view stmt_kind_name(StmtKind k);
 
 // kWorkgroup and kSubgroup also order the memory of their scope (shared memory for a workgroup
 // barrier, acquire-release): a store before the barrier is visible to every participant after it.
@@ -217,6 +243,20 @@ struct MatrixVariable {
   int32_t rows = 16, cols = 16;
 };
 
+// A tensor map (CUDA tensor-map descriptor) the runtime builds at launch for one global array
+// parameter: the tensor's dims and row strides from the launch's shapes (row-major, contiguous),
+// the box and swizzle from here. The PTX entry takes the encoded maps as 128-byte parameters after
+// Function::params, in this order. A map that cannot be encoded (an address or row length not a
+// multiple of 16 bytes) makes the runtime pass 0 in Function::tensor_maps_param, and the kernel
+// then takes its other copy path.
+struct TensorMap {
+  uint32_t param = 0;                  // the global array parameter (its element type)
+  int32_t rank = 2;                    // the tensor's dimensions, 1..5
+  std::array<int32_t, 5> box = {};     // box extents in elements, innermost dimension first
+  int32_t swizzle = 0;                 // 0 (none), 32, 64 or 128 bytes
+  bool operator==(const TensorMap&) const = default;
+};
+
 struct SharedArray {
   std::string name;
   DType type = DType::kF32;
@@ -270,6 +310,10 @@ struct Function {
   int32_t profile_param = -1;
   std::vector<ProfileLane> profile_lanes;
   bool uses_subgroup_ops = false;    // subgroup builtins, reductions or barriers appear
+  // Tensor maps the kernel's tensor_copy statements read, and the u32 scalar parameter through
+  // which the runtime says whether it could encode all of them (1) or not (0); -1: none.
+  std::vector<TensorMap> tensor_maps;
+  int32_t tensor_maps_param = -1;
   bool uses_matrices() const { return !matrices.empty(); }
 
   int64_t shared_bytes() const;

@@ -201,6 +201,60 @@ absl::Status Device::launch(const Stream& stream, void* function, const LaunchCo
                             config.dynamic_shared_bytes, " bytes dynamic shared)"));
 }
 
+absl::Status Device::encode_tensor_map(const simt::TensorMap& spec, DType type, uint64_t address,
+                                       std::span<const int64_t> dims, void* out) const {
+  const DriverApi& cu = api(*driver_);
+  if (cu.cuTensorMapEncodeTiled == nullptr)
+    return absl::UnavailableError("the driver has no cuTensorMapEncodeTiled");
+  CUtensorMapDataType data_type;
+  switch (type) {
+    case DType::kF16: data_type = CU_TENSOR_MAP_DATA_TYPE_FLOAT16; break;
+    case DType::kBF16: data_type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; break;
+    case DType::kF32: data_type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32; break;
+    case DType::kI32: data_type = CU_TENSOR_MAP_DATA_TYPE_INT32; break;
+    case DType::kU32: data_type = CU_TENSOR_MAP_DATA_TYPE_UINT32; break;
+    default:
+      return absl::FailedPreconditionError(absl::StrCat("no tensor map element type for ", av(dtype_name(type))));
+  }
+  CUtensorMapSwizzle swizzle;
+  switch (spec.swizzle) {
+    case 0: swizzle = CU_TENSOR_MAP_SWIZZLE_NONE; break;
+    case 32: swizzle = CU_TENSOR_MAP_SWIZZLE_32B; break;
+    case 64: swizzle = CU_TENSOR_MAP_SWIZZLE_64B; break;
+    case 128: swizzle = CU_TENSOR_MAP_SWIZZLE_128B; break;
+    default: return absl::FailedPreconditionError(absl::StrCat("no ", spec.swizzle, "-byte swizzle"));
+  }
+  const int rank = spec.rank;
+  if (rank < 1 || rank > 5 || static_cast<int>(dims.size()) != rank)
+    return absl::FailedPreconditionError(absl::StrCat("a rank-", rank, " map of a rank-", dims.size(), " tensor"));
+  // cuTensorMapEncodeTiled's requirements: a 16-byte aligned address, dims in 1 .. 2^32, strides
+  // (bytes, all but the innermost dimension's) multiples of 16 below 2^40.
+  if (address % 16 != 0) return absl::FailedPreconditionError("the tensor's address is not 16-byte aligned");
+  cuuint64_t global_dims[5], strides[4];
+  cuuint32_t box[5], element_strides[5];
+  uint64_t stride = dtype_size(type);
+  for (int d = 0; d < rank; ++d) {
+    const int64_t extent = dims[rank - 1 - d];
+    if (extent < 1 || extent > (int64_t{1} << 32))
+      return absl::FailedPreconditionError(absl::StrCat("dimension of ", extent, " elements"));
+    global_dims[d] = static_cast<cuuint64_t>(extent);
+    box[d] = static_cast<cuuint32_t>(spec.box[d]);
+    element_strides[d] = 1;
+    if (d > 0) {
+      if (stride % 16 != 0 || stride >= (uint64_t{1} << 40))
+        return absl::FailedPreconditionError(absl::StrCat("a row stride of ", stride, " bytes"));
+      strides[d - 1] = stride;
+    }
+    stride *= static_cast<uint64_t>(extent);
+  }
+  return check(*driver_,
+               cu.cuTensorMapEncodeTiled(static_cast<CUtensorMap*>(out), data_type, static_cast<cuuint32_t>(rank),
+                                         reinterpret_cast<void*>(static_cast<uintptr_t>(address)), global_dims,
+                                         strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                                         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+               "cuTensorMapEncodeTiled");
+}
+
 absl::Status Device::synchronize(const Stream& stream, std::string_view kernel, int64_t timeout_ms) const {
   RETURN_IF_ERROR(make_current());
   const DriverApi& cu = api(*driver_);

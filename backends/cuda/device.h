@@ -7,11 +7,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
 #include "backends/cuda/driver.h"
+#include "lowering/simt.h"
 
 namespace tilert::cuda {
 
@@ -95,6 +97,13 @@ class Device : public std::enable_shared_from_this<Device> {
   // its value). `kernel` names it in errors.
   absl::Status launch(const Stream& stream, void* function, const LaunchConfig& config,
                       void** params, std::string_view kernel) const;
+  // Encodes tensor map `spec` (lowering/simt.h) for the row-major, contiguous tensor of `type`
+  // at `address` with `dims` (outermost first) into `out` (128 bytes, 64-byte aligned), as the
+  // kernel's tensor_copy statements read it. FailedPrecondition, before any driver call, for what
+  // a map cannot describe (an address or row stride not a multiple of 16 bytes, an empty or too
+  // large tensor, an element type the engine lacks); Unavailable without the entry point.
+  absl::Status encode_tensor_map(const simt::TensorMap& spec, DType type, uint64_t address,
+                                 std::span<const int64_t> dims, void* out) const;
   // Waits for everything on `stream`, polling so that a kernel that never finishes gives
   // DeadlineExceeded "kernel K did not finish within N ms" instead of a hang.
   absl::Status synchronize(const Stream& stream, std::string_view kernel, int64_t timeout_ms) const;

@@ -17,4 +17,9 @@ struct ParamSlot {
 ParamSlot scalar_param(DType type, int64_t int_value, double float_value);
 ParamSlot address_param(uint64_t address);
 
+// An encoded tensor map (CUtensorMap), passed by value after the other parameters.
+struct TensorMapSlot {
+  alignas(64) unsigned char bytes[128] = {};
+};
+
 }  // namespace tilert::cuda

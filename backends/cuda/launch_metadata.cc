@@ -10,7 +10,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kMetadataVersion = 2;  // 2: cluster shape
+constexpr int kMetadataVersion = 3;  // 2: cluster shape; 3: tensor maps, shared alignment
 
 // Metadata that parses as JSON but does not describe a launchable function.
 struct BadMetadata : std::runtime_error {
@@ -24,11 +24,15 @@ json function_json(const simt::Function& f) {
                       {"written", p.written}});
   json shared = json::array();
   for (const simt::SharedArray& s : f.shared)
-    shared.push_back({{"name", s.name}, {"type", std::string(dtype_name(s.type))}, {"count", s.count}});
+    shared.push_back({{"name", s.name}, {"type", std::string(dtype_name(s.type))}, {"count", s.count}, {"align", s.align}});
   json sites = json::array();
   for (const simt::SyncSite& s : f.sync_sites) sites.push_back({{"barrier", s.barrier}, {"role", s.role}, {"line", s.line}});
-  return {{"name", f.name},     {"threads", f.threads}, {"cluster", f.cluster}, {"status_param", f.status_param},
-          {"params", params}, {"shared", shared},     {"sync_sites", sites}};
+  json maps = json::array();
+  for (const simt::TensorMap& m : f.tensor_maps)
+    maps.push_back({{"param", m.param}, {"rank", m.rank}, {"box", m.box}, {"swizzle", m.swizzle}});
+  return {{"name", f.name},         {"threads", f.threads},       {"cluster", f.cluster},
+          {"status_param", f.status_param}, {"params", params}, {"shared", shared},
+          {"sync_sites", sites},    {"tensor_maps", maps},        {"tensor_maps_param", f.tensor_maps_param}};
 }
 
 DType dtype_of(const json& j) {
@@ -47,9 +51,24 @@ simt::Function function_from_json(const json& j) {
     f.params.push_back({p.at("name").get<std::string>(), p.at("array").get<bool>(), dtype_of(p.at("type")),
                         p.at("written").get<bool>()});
   for (const json& s : j.at("shared"))
-    f.shared.push_back({s.at("name").get<std::string>(), dtype_of(s.at("type")), s.at("count").get<int64_t>()});
+    f.shared.push_back({s.at("name").get<std::string>(), dtype_of(s.at("type")), s.at("count").get<int64_t>(),
+                        s.at("align").get<int64_t>()});
   for (const json& s : j.at("sync_sites"))
     f.sync_sites.push_back({s.at("barrier").get<std::string>(), s.at("role").get<std::string>(), s.at("line").get<uint32_t>()});
+  for (const json& m : j.at("tensor_maps")) {
+    simt::TensorMap map;
+    map.param = m.at("param").get<uint32_t>();
+    map.rank = m.at("rank").get<int32_t>();
+    map.box = m.at("box").get<std::array<int32_t, 5>>();
+    map.swizzle = m.at("swizzle").get<int32_t>();
+    if (map.param >= f.params.size() || !f.params[map.param].is_array || map.rank < 1 || map.rank > 5)
+      throw BadMetadata("inconsistent tensor map of " + f.name);
+    f.tensor_maps.push_back(map);
+  }
+  f.tensor_maps_param = j.at("tensor_maps_param").get<int32_t>();
+  if (f.tensor_maps_param < -1 || f.tensor_maps_param >= static_cast<int32_t>(f.params.size()) ||
+      (f.tensor_maps_param < 0) != f.tensor_maps.empty())
+    throw BadMetadata("inconsistent tensor map parameter of " + f.name);
   if (f.status_param < -1 || f.status_param >= static_cast<int32_t>(f.params.size()) || f.threads <= 0 ||
       f.cluster[0] < 1 || f.cluster[1] < 1 || f.cluster[2] < 1)
     throw BadMetadata("inconsistent function " + f.name);

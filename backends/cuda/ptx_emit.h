@@ -22,6 +22,10 @@ inline bool uses_dynamic_shared(const simt::Function& f) {
   return f.shared_bytes() > kMaxStaticSharedBytes;
 }
 
+// The entry parameter holding tensor map `map` of `f` (simt::Function::tensor_maps): 128 bytes,
+// 64-byte aligned, after the SIMT parameters, in order.
+std::string tensor_map_param_name(const simt::Function& f, size_t map);
+
 // One complete PTX module holding the entry `f.name`. Errors: InvalidArgument for a target that
 // is not PTX or malformed IR (naming the function and what is wrong); Unimplemented naming the
 // function and construct for what PTX cannot express here (f64 transcendentals, for example).

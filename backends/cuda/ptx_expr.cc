@@ -175,6 +175,7 @@ absl::StatusOr<PtxValue> FunctionEmitter::expr(const Expr& e) {
     }
     case ExprKind::kLoad: RETURN_IF_ERROR(need(1)); return load(e);
     case ExprKind::kSubgroupReduce: RETURN_IF_ERROR(need(1)); return subgroup_reduce(e);
+    case ExprKind::kMbarrierTest: RETURN_IF_ERROR(need(2)); return mbarrier_test(e);
   }
   return error(absl::StrCat("unknown expression kind #", static_cast<int>(e.kind)));
 }

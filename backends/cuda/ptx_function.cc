@@ -204,11 +204,15 @@ absl::Status FunctionEmitter::emit_entry(std::string& out) {
   line("ret");
 
   absl::StrAppend(&out, ".visible .entry ", f_.name, "(\n");
+  const size_t last = f_.params.size() + f_.tensor_maps.size();
   for (size_t i = 0; i < f_.params.size(); ++i) {
     const simt::Param& p = f_.params[i];
     absl::StrAppend(&out, "\t.param ", p.is_array ? ".u64" : scalar_param_type(p.type), " ",
-                    f_.name, "_param_", i, i + 1 < f_.params.size() ? ",\n" : "\n");
+                    f_.name, "_param_", i, i + 1 < last ? ",\n" : "\n");
   }
+  for (size_t m = 0; m < f_.tensor_maps.size(); ++m)
+    absl::StrAppend(&out, "\t.param .align 64 .b8 ", tensor_map_param_name(f_, m), "[128]",
+                    f_.params.size() + m + 1 < last ? ",\n" : "\n");
   absl::StrAppend(&out, ")\n.maxntid ", f_.threads, ", 1, 1\n");
   // A cluster shape fixed at compile time: plain launches then form clusters of it.
   if (f_.has_cluster())
@@ -287,6 +291,10 @@ absl::Status FunctionEmitter::statement(const Stmt& s) {
     case StmtKind::kWarpgroupCommit:
     case StmtKind::kWarpgroupWait: return warpgroup_sync(s);
     case StmtKind::kWarpgroupMma: RETURN_IF_ERROR(need(6)); return warpgroup_mma(s);
+    case StmtKind::kMbarrierInit:
+    case StmtKind::kMbarrierExpectTx: RETURN_IF_ERROR(need(2)); return mbarrier_statement(s);
+    case StmtKind::kMbarrierArriveAsync: RETURN_IF_ERROR(need(1)); return mbarrier_statement(s);
+    case StmtKind::kTensorCopy: RETURN_IF_ERROR(need(3)); return tensor_copy(s);
   }
   return error(absl::StrCat("unknown statement kind #", static_cast<int>(s.kind)));
 }

@@ -67,6 +67,7 @@ class FunctionEmitter {
   absl::StatusOr<PtxValue> cast(PtxValue v, DType to);
   absl::StatusOr<PtxValue> call(const simt::Expr& e);
   absl::StatusOr<PtxValue> subgroup_reduce(const simt::Expr& e);
+  absl::StatusOr<PtxValue> mbarrier_test(const simt::Expr& e);
   absl::StatusOr<PtxValue> erf_f32(const std::string& x);
   absl::StatusOr<PtxValue> constant(const simt::Expr& e);
   // An integer immediate moved into a register of type `t`.
@@ -109,6 +110,10 @@ class FunctionEmitter {
   absl::Status async_copy(const simt::Stmt& s);
   absl::Status async_commit();
   absl::Status async_wait(const simt::Stmt& s);
+  // ptx_tensor_copy.cc: hardware mbarriers and tensor copies (TMA).
+  absl::StatusOr<std::string> mbarrier_address(uint32_t array, const simt::Expr& index, std::string_view what);
+  absl::Status mbarrier_statement(const simt::Stmt& s);  // init, expect_tx, arrive_async
+  absl::Status tensor_copy(const simt::Stmt& s);
   // Matrix statements (ptx_matrix.cc).
   absl::Status check_matrices() const;
   std::string declare_matrices() const;

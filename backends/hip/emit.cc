@@ -215,6 +215,13 @@ absl::Status Emitter::stmt(const simt::Stmt& s) {
       // wgmma only: no AMD target lists a warpgroup matrix shape.
       return absl::UnimplementedError(absl::StrCat(
           "function ", f_.name, ": warpgroup matrix products are not emitted for AMDGCN"));
+    case StmtKind::kMbarrierInit:
+    case StmtKind::kMbarrierExpectTx:
+    case StmtKind::kMbarrierArriveAsync:
+    case StmtKind::kTensorCopy:
+      // Hardware mbarriers and tensor copies: no AMD target lists them.
+      return absl::UnimplementedError(absl::StrCat("function ", f_.name, ": ", av(simt::stmt_kind_name(s.kind)),
+                                                   " is not emitted for AMDGCN"));
   }
   return absl::InvalidArgumentError("unknown simt statement kind");
 }

@@ -128,6 +128,8 @@ absl::StatusOr<std::string> Emitter::expr(const simt::Expr& e) {
       return cast(from_memory(loaded, t), t, e.type);
     }
     case ExprKind::kSubgroupReduce: return subgroup_reduce(e);
+    case ExprKind::kMbarrierTest:
+      return absl::UnimplementedError("hardware mbarriers are not emitted for AMDGCN");
   }
   return absl::InvalidArgumentError("unknown simt expression kind");
 }

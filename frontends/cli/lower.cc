@@ -16,6 +16,7 @@ struct LowerOptions {
   bool disassemble = false;
   bool isa = false;
   bool warpgroup_mma = true;  // as the CUDA runtime lowers (unless TILERT_CUDA_WGMMA=0)
+  bool tensor_copies = true;  // likewise (unless TILERT_CUDA_TMA=0)
 };
 
 // "spirv" alone means the portable baseline, Vulkan 1.2; "simt[:T]" prints the shared lowering's
@@ -74,6 +75,10 @@ int run_lower(std::span<const std::string> args) {
       opts.warpgroup_mma = false;
       continue;
     }
+    if (cursor.take_flag("--no-tma")) {
+      opts.tensor_copies = false;
+      continue;
+    }
     if (cursor.at_option())
       return usage_error(kLowerCommand, absl::StrCat("unknown option '", cursor.current(), "'"));
     if (!opts.input.empty())
@@ -93,7 +98,8 @@ int run_lower(std::span<const std::string> args) {
   std::vector<simt::Function> functions;
   for (const Kernel& k : in->module.kernels) {
     if (!opts.kernel.empty() && k.name != opts.kernel) continue;
-    absl::StatusOr<simt::Function> f = lowering::lower_kernel(k, *target, {.warpgroup_mma = opts.warpgroup_mma});
+    absl::StatusOr<simt::Function> f = lowering::lower_kernel(
+        k, *target, {.warpgroup_mma = opts.warpgroup_mma, .tensor_copies = opts.tensor_copies});
     if (!f.ok()) return report_error(kExitFailure, f.status());
     functions.push_back(std::move(*f));
   }
@@ -118,6 +124,7 @@ const Command kLowerCommand = {
     "lower",
     "print a module lowered for a target (SPIR-V, PTX, AMDGCN, or the SIMT IR)",
     "usage: tilert lower IN --target T [--kernel K] [-o OUT] [--dis] [--asm] [--no-wgmma]\n"
+    "                    [--no-tma]\n"
     "\n"
     "Lowers every kernel of IN (or only K) for target T and writes the result to OUT (default:\n"
     "standard output). Targets:\n"
@@ -129,7 +136,10 @@ const Command kLowerCommand = {
     "  simt[:T]                      the shared lowering's SIMT IR for target T\n"
     "Gemms on sm_90a take warpgroup plans (wgmma.mma_async from swizzled shared tiles) where they\n"
     "fit, as `tilert run` and the runtime do unless TILERT_CUDA_WGMMA=0; --no-wgmma lowers them\n"
-    "with mma.sync instead (--wgmma, the default, is accepted).\n",
+    "with mma.sync instead (--wgmma, the default, is accepted). Pipelined loops whose staged tiles\n"
+    "are swizzled wgmma operands are filled by the tensor-copy engine (TMA, cp.async.bulk.tensor\n"
+    "on mbarriers) on sm_90 / sm_90a, as the runtime does unless TILERT_CUDA_TMA=0; --no-tma\n"
+    "keeps them on cp.async.\n",
     run_lower,
 };
 

@@ -174,10 +174,18 @@ bool warpgroup_mma_requested() {
   return value == nullptr || std::string_view(value) != "0";
 }
 
+// Pipelines fed by the tensor-copy engine (LowerOptions::tensor_copies; part of the cache key):
+// on unless TILERT_CUDA_TMA=0.
+bool tensor_copies_requested() {
+  const char* value = std::getenv("TILERT_CUDA_TMA");
+  return value == nullptr || std::string_view(value) != "0";
+}
+
 absl::StatusOr<std::vector<simt::Function>> lower_module(const Module& module,
                                                           const lowering::TargetDescription& target) {
   std::vector<simt::Function> functions;
-  const lowering::LowerOptions options{.warpgroup_mma = warpgroup_mma_requested()};
+  const lowering::LowerOptions options{.warpgroup_mma = warpgroup_mma_requested(),
+                                       .tensor_copies = tensor_copies_requested()};
   for (const Kernel& kernel : module.kernels) {
     ASSIGN_OR_RETURN(simt::Function f, lowering::lower_kernel(kernel, target, options));
     functions.push_back(std::move(f));
@@ -214,7 +222,8 @@ absl::StatusOr<LoadedCode> load_code(const cuda::Device& device, const cuda::Dev
   cuda::ModuleCacheKeyInputs inputs;
   inputs.module_bytes = bytecode;
   for (const Kernel& k : module.kernels) inputs.kernel_names.push_back(k.name);
-  inputs.target = warpgroup_mma_requested() ? absl::StrCat(target_name, "+wgmma") : target_name;
+  inputs.target = absl::StrCat(target_name, warpgroup_mma_requested() ? "+wgmma" : "",
+                               tensor_copies_requested() ? "+tma" : "");
   inputs.code_version = std::string(cuda::generated_code_version());
   inputs.compute_major = info.compute_major;
   inputs.compute_minor = info.compute_minor;
@@ -298,6 +307,18 @@ cuda::ParamSlot scalar_slot(DType type, const LaunchValue& value) {
   return cuda::scalar_param(type, i, is_int ? static_cast<double>(i) : std::get<double>(value));
 }
 
+// Encodes tensor map `m` of `f` for this launch's tensor; false when it cannot be (a row length
+// that is not a multiple of 16 bytes, say): the kernel then takes its cp.async path.
+bool encode_tensor_map(const cuda::Device& device, const simt::Function& f, const LaunchRequest& request, size_t m,
+                       cuda::TensorMapSlot& slot) {
+  const simt::TensorMap& spec = f.tensor_maps[m];
+  if (spec.param >= request.args.size() || spec.param >= request.shape->tensor_shapes.size()) return false;
+  const auto* tensor = std::get_if<DeviceTensor>(&request.args[spec.param]);
+  if (tensor == nullptr) return false;
+  return device.encode_tensor_map(spec, tensor->dtype, address_of(tensor->memory),
+                                  request.shape->tensor_shapes[spec.param], slot.bytes).ok();
+}
+
 absl::Status cuda_launch(const DeviceRecord&, void* stream_state, const LaunchRequest& request) {
   auto* stream = static_cast<CudaStream*>(stream_state);
   const auto* prepared = static_cast<const CudaModule*>(request.prepared_module);
@@ -306,12 +327,18 @@ absl::Status cuda_launch(const DeviceRecord&, void* stream_state, const LaunchRe
   const simt::Function& f = prepared->functions[request.kernel_index];
 
   std::vector<cuda::ParamSlot> slots(f.params.size());
-  std::vector<void*> pointers(f.params.size());
+  std::vector<void*> pointers(f.params.size() + f.tensor_maps.size());
+  std::vector<cuda::TensorMapSlot> maps(f.tensor_maps.size());
   for (size_t i = 0; i < f.params.size(); ++i) {
     pointers[i] = slots[i].bytes;
     const simt::Param& p = f.params[i];
     if (static_cast<int32_t>(i) == f.status_param) {
       slots[i] = cuda::address_param(prepared->status_record(request.kernel_index));
+    } else if (static_cast<int32_t>(i) == f.tensor_maps_param) {
+      // The kernel copies with the tensor-copy engine only when every map could be encoded.
+      bool ready = true;
+      for (size_t m = 0; m < maps.size() && ready; ++m) ready = encode_tensor_map(*stream->device, f, request, m, maps[m]);
+      slots[i] = cuda::scalar_param(DType::kU32, ready ? 1 : 0, 0);
     } else if (i >= request.args.size()) {
       return absl::InternalError(absl::StrCat("kernel ", f.name, ": no argument for parameter ", p.name));
     } else if (p.is_array) {
@@ -328,6 +355,7 @@ absl::Status cuda_launch(const DeviceRecord&, void* stream_state, const LaunchRe
       slots[i] = scalar_slot(p.type, request.args[i]);
     }
   }
+  for (size_t m = 0; m < maps.size(); ++m) pointers[f.params.size() + m] = maps[m].bytes;
   cuda::LaunchConfig config;
   for (int d = 0; d < 3; ++d) {
     config.grid[d] = static_cast<uint32_t>(request.shape->grid[d]);

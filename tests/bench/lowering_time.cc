@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   }
   const std::vector<uint8_t> tbc = write_bytecode(*parsed);
   const lowering::TargetDescription& sm90a = lowering::predefined_target(lowering::PredefinedTarget::kSm90a);
-  const lowering::LowerOptions runtime_options{.warpgroup_mma = true};
+  const lowering::LowerOptions runtime_options{.warpgroup_mma = true, .tensor_copies = true};
   lowering::TargetDescription vk = lowering::predefined_target(lowering::PredefinedTarget::kVulkan13);
   vk.subgroup_sizes = {32};
   vk.shared_memory_per_block = 49152;

@@ -12,12 +12,14 @@
 namespace tilert::lowering {
 namespace {
 
-// sm_90a with warpgroup plans asked for, so its gemms read swizzled tiles.
-simt::Function lowered(const std::string& text, PredefinedTarget t) {
+// sm_90a with warpgroup plans asked for, so its gemms read swizzled tiles; tensor copies only
+// when asked.
+simt::Function lowered(const std::string& text, PredefinedTarget t, bool tensor_copies = false) {
   absl::StatusOr<Module> m = parse_tile(text);
   REQUIRE_MESSAGE(m.ok(), m.status().ToString());
-  absl::StatusOr<simt::Function> f = lower_kernel(m->kernels.at(0), predefined_target(t),
-                                                  {.warpgroup_mma = t == PredefinedTarget::kSm90a});
+  absl::StatusOr<simt::Function> f =
+      lower_kernel(m->kernels.at(0), predefined_target(t),
+                   {.warpgroup_mma = t == PredefinedTarget::kSm90a, .tensor_copies = tensor_copies});
   REQUIRE_MESSAGE(f.ok(), f.status().ToString());
   return *f;
 }
@@ -128,6 +130,55 @@ TEST_CASE("pipeline: the author's stage count is honoured") {
   REQUIRE(!plain_waits.empty());
   for (const simt::Stmt* w : plain_waits) CHECK(w->a == 0);
   CHECK(!all(fm, simt::StmtKind::kProxyFence).empty());  // the fill's stores reach the async proxy
+}
+
+TEST_CASE("pipeline: the tensor-copy engine fills swizzled stages on mbarriers, cp.async where maps fail") {
+  std::string text = kernel("pipelined");
+  text.replace(text.find("ceildiv(K, 32) {"), 16, "ceildiv(K, 32) stages(3) {");
+  simt::Function f = lowered(text, PredefinedTarget::kSm90a, /*tensor_copies=*/true);
+  // One map per tile: A's 128 x 32 f16 rows are 64 bytes (one column block, 64-byte swizzle); B's
+  // 32 x 128 rows are 256 bytes (two 128-byte column blocks of 64 columns).
+  REQUIRE(f.tensor_maps.size() == 2);
+  CHECK(f.tensor_maps[0] == simt::TensorMap{0, 2, {32, 128, 1, 1, 1}, 64});
+  CHECK(f.tensor_maps[1] == simt::TensorMap{1, 2, {64, 32, 1, 1, 1}, 128});
+  REQUIRE(f.tensor_maps_param >= 0);
+  CHECK(f.params[f.tensor_maps_param].type == DType::kU32);
+  CHECK_FALSE(f.params[f.tensor_maps_param].is_array);
+  // A stage barrier per buffer (spare buffer kept), set up once.
+  CHECK(shared_count(f, "As") == 4 * 128 * 32);
+  CHECK(shared_count(f, "pipe_full") == 4);
+  CHECK(all(f, simt::StmtKind::kMbarrierInit).size() == 1);
+  // The prologue's and the loop's issue: the bytes of both tiles expected, three copies each
+  // (A, then B's two column blocks 2048 elements apart), coordinates innermost first.
+  std::vector<const simt::Stmt*> expects = all(f, simt::StmtKind::kMbarrierExpectTx);
+  REQUIRE(expects.size() == 2);
+  CHECK(expects[0]->operands[1] == simt::Expr::int_const(2 * (128 * 32 * 2)));
+  std::vector<const simt::Stmt*> copies = all(f, simt::StmtKind::kTensorCopy);
+  REQUIRE(copies.size() == 6);
+  CHECK(copies[0]->a == 0);
+  CHECK(copies[1]->a == 1);
+  CHECK(copies[2]->a == 1);
+  for (const simt::Stmt* c : copies) CHECK(c->operands.size() == 4);
+  // Where a map cannot be encoded the same stages go through cp.async, arriving on the barrier
+  // when they land: no commit groups, no group waits.
+  CHECK(all(f, simt::StmtKind::kMbarrierArriveAsync).size() == 2);
+  CHECK_FALSE(all(f, simt::StmtKind::kAsyncCopy).empty());
+  CHECK(all(f, simt::StmtKind::kAsyncWait).empty());
+  CHECK(all(f, simt::StmtKind::kAsyncCommit).empty());
+  // The wait is bounded: it can record a deadlock at a sync site naming the stage barrier.
+  REQUIRE_FALSE(f.sync_sites.empty());
+  CHECK(f.sync_sites.back().barrier == "pipeline stage mbarrier");
+  CHECK(simt::print(f).find("mbarrier_test(pipe_full") != std::string::npos);
+
+  // Not asked, no engine (sm_80), or tiles that are not swizzled (mma.sync on sm_90): cp.async
+  // groups as before, no maps.
+  for (simt::Function other : {lowered(text, PredefinedTarget::kSm90a), lowered(text, PredefinedTarget::kSm80, true),
+                               lowered(text, PredefinedTarget::kSm90, true)}) {
+    CHECK(other.tensor_maps.empty());
+    CHECK(other.tensor_maps_param == -1);
+    CHECK(all(other, simt::StmtKind::kTensorCopy).empty());
+    CHECK_FALSE(all(other, simt::StmtKind::kAsyncWait).empty());
+  }
 }
 
 TEST_CASE("pipeline: loops stay serial where the target, the loop kind or the tiles' uses forbid it") {

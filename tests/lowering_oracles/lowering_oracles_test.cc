@@ -60,7 +60,8 @@ struct Tally {
 void check_pair(const std::string& where, const Kernel& kernel, const OracleTarget& t,
                 Tally& tally, const lowering::LowerOptions& options = {}) {
   const std::string pair = where + " " + t.label + (options.sync_profile ? " (sync profile)" : "") +
-                           (options.warpgroup_mma ? " (warpgroup plans)" : "");
+                           (options.warpgroup_mma ? " (warpgroup plans)" : "") +
+                           (options.tensor_copies ? " (tensor copies)" : "");
   ++tally.checked;
   absl::StatusOr<simt::Function> f = lowering::lower_kernel(kernel, t.target, options);
   ExpectedLoweringError expected = expected_lowering_error(kernel, t.target);
@@ -130,36 +131,33 @@ TEST_CASE("every kernel lowers for every target and passes the target's own tool
   CHECK(tally.failed == 0);
 }
 
-// The instrumented lowering behind `tilert profile --device cuda` must assemble wherever the plain
-// one does (its launcher is CUDA's; sm_90a is checked, the instrumentation is the same on sm_80).
-TEST_CASE("every kernel lowered with sync profiling passes ptxas") {
+// Every kernel lowered with `options` for sm_90a passes ptxas; `what` names the lowering in the
+// summary line.
+void check_sm90a_lowering(const lowering::LowerOptions& options, const char* what) {
   std::vector<OracleTarget> targets = oracle_targets();
   std::erase_if(targets, [](const OracleTarget& t) {
     return t.oracle != Oracle::kPtxas || t.target.name() != "ptx:sm_90a";
   });
   REQUIRE(!targets.empty());
-  Tally tally = check_every_kernel(targets, {.sync_profile = true});
-  std::printf("sync-profiled lowering: %d (kernel, target) pairs: %d passed, %d expected errors, "
+  Tally tally = check_every_kernel(targets, options);
+  std::printf("%s lowering: %d (kernel, target) pairs: %d passed, %d expected errors, "
               "%d skipped (tool missing), %d failed\n",
-              tally.checked, tally.passed, tally.expected_errors, tally.skipped, tally.failed);
+              what, tally.checked, tally.passed, tally.expected_errors, tally.skipped, tally.failed);
   CHECK(tally.checked > 0);
   CHECK(tally.failed == 0);
 }
 
-// The CUDA runtime lowers with warpgroup plans (wgmma from swizzled tiles) unless
-// TILERT_CUDA_WGMMA=0: what it hands the driver must assemble too.
-TEST_CASE("every kernel lowered with warpgroup plans passes ptxas for sm_90a") {
-  std::vector<OracleTarget> targets = oracle_targets();
-  std::erase_if(targets, [](const OracleTarget& t) {
-    return t.oracle != Oracle::kPtxas || t.target.name() != "ptx:sm_90a";
-  });
-  REQUIRE(!targets.empty());
-  Tally tally = check_every_kernel(targets, {.warpgroup_mma = true});
-  std::printf("warpgroup-plan lowering: %d (kernel, target) pairs: %d passed, %d expected errors, "
-              "%d skipped (tool missing), %d failed\n",
-              tally.checked, tally.passed, tally.expected_errors, tally.skipped, tally.failed);
-  CHECK(tally.checked > 0);
-  CHECK(tally.failed == 0);
+// The instrumented lowering behind `tilert profile --device cuda` must assemble wherever the plain
+// one does (its launcher is CUDA's; sm_90a is checked, the instrumentation is the same on sm_80).
+TEST_CASE("every kernel lowered with sync profiling passes ptxas") {
+  check_sm90a_lowering({.sync_profile = true}, "sync-profiled");
+}
+
+// The CUDA runtime lowers with warpgroup plans (wgmma from swizzled tiles) and tensor copies (TMA
+// on mbarriers) unless TILERT_CUDA_WGMMA=0 / TILERT_CUDA_TMA=0: what it hands the driver must
+// assemble too.
+TEST_CASE("every kernel lowered as the CUDA runtime does (warpgroup plans, tensor copies) passes ptxas for sm_90a") {
+  check_sm90a_lowering({.warpgroup_mma = true, .tensor_copies = true}, "warpgroup-plan + tensor-copy");
 }
 
 }  // namespace

@@ -115,6 +115,8 @@ Id Emitter::expr(const simt::Expr& e) {
       Id index = expr(e.args.at(0));
       return a == nullptr ? 0 : load_element(*a, index);
     }
+    case ExprKind::kMbarrierTest:
+      return fail(absl::UnimplementedError("hardware mbarriers have no SPIR-V counterpart"));
     case ExprKind::kSubgroupReduce: {
       if (!o_.subgroup_arithmetic) {
         return fail(absl::UnimplementedError(

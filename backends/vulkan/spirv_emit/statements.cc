@@ -106,6 +106,14 @@ void Emitter::statement(const simt::Stmt& s) {
       fail(absl::UnimplementedError(absl::StrCat("function ", f_.name,
                                                  ": warpgroup matrix products have no SPIR-V counterpart")));
       return;
+    case StmtKind::kMbarrierInit:
+    case StmtKind::kMbarrierExpectTx:
+    case StmtKind::kMbarrierArriveAsync:
+    case StmtKind::kTensorCopy:
+      // Hardware mbarriers and the tensor-copy engine are PTX's; Vulkan targets list neither.
+      fail(absl::UnimplementedError(absl::StrCat("function ", f_.name, ": ", av(simt::stmt_kind_name(s.kind)),
+                                                 " has no SPIR-V counterpart")));
+      return;
   }
   fail(absl::InvalidArgumentError(absl::StrCat("unknown statement kind ", static_cast<int>(s.kind))));
 }

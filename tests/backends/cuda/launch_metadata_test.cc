@@ -15,8 +15,10 @@ namespace {
 
 std::vector<simt::Function> lowered_examples() {
   std::vector<simt::Function> out;
-  for (const char* name : {"examples/gemm_ws.tile", "examples/flash_attention.tile", "tests/kernels/sync/cluster_exchange.tile",
-                           "tests/kernels/deadlock/wrong_parity.tile"}) {
+  // gemm.tile as the CUDA runtime lowers it: swizzled tiles (1024-byte aligned) filled by tensor
+  // copies, with tensor maps.
+  for (const char* name : {"examples/gemm.tile", "examples/gemm_ws.tile", "examples/flash_attention.tile",
+                           "tests/kernels/sync/cluster_exchange.tile", "tests/kernels/deadlock/wrong_parity.tile"}) {
     std::ifstream in(std::string(TILERT_SOURCE_DIR) + "/" + name);
     std::stringstream text;
     text << in.rdbuf();
@@ -24,7 +26,8 @@ std::vector<simt::Function> lowered_examples() {
     REQUIRE_MESSAGE(m.ok(), m.status().ToString());
     for (const Kernel& k : m->kernels) {
       absl::StatusOr<simt::Function> f =
-          lowering::lower_kernel(k, lowering::predefined_target(lowering::PredefinedTarget::kSm90a));
+          lowering::lower_kernel(k, lowering::predefined_target(lowering::PredefinedTarget::kSm90a),
+                                 {.warpgroup_mma = true, .tensor_copies = true});
       REQUIRE_MESSAGE(f.ok(), f.status().ToString());
       out.push_back(*std::move(f));
     }
@@ -54,6 +57,9 @@ TEST_CASE("launch metadata: a packed entry gives back every field a launch reads
       CHECK(a.params[p].written == b.params[p].written);
     }
     CHECK(a.shared_bytes() == b.shared_bytes());
+    CHECK(a.shared_offsets() == b.shared_offsets());
+    CHECK(a.tensor_maps == b.tensor_maps);
+    CHECK(a.tensor_maps_param == b.tensor_maps_param);
     CHECK(a.sync_sites.size() == b.sync_sites.size());
     for (size_t s = 0; s < a.sync_sites.size() && s < b.sync_sites.size(); ++s) {
       CHECK(a.sync_sites[s].barrier == b.sync_sites[s].barrier);
@@ -65,6 +71,11 @@ TEST_CASE("launch metadata: a packed entry gives back every field a launch reads
   // cluster_exchange keeps its cluster shape (the launch checks the grid against it).
   CHECK(std::any_of(entry->functions.begin(), entry->functions.end(),
                     [](const simt::Function& f) { return f.cluster == std::array<int32_t, 3>{2, 1, 1}; }));
+  // The gemms keep their tensor maps (the launch encodes them) and aligned swizzled tiles.
+  CHECK(entry->functions.front().tensor_maps.size() == 2);
+  CHECK(entry->functions.front().tensor_maps_param >= 0);
+  CHECK(std::any_of(entry->functions.front().shared.begin(), entry->functions.front().shared.end(),
+                    [](const simt::SharedArray& s) { return s.align == 1024; }));
   // The deadlock kernel names its waits from this metadata.
   CHECK_FALSE(entry->functions.back().sync_sites.empty());
 }
