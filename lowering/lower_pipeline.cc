@@ -269,6 +269,28 @@ absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::E
   return absl::OkStatus();
 }
 
+void Lowerer::bind_pipeline_var(const ForOp& op, uint32_t first, const simt::Expr& i) {
+  uint32_t k = new_var(kernel_.symbol(op.var).name, DType::kI32);
+  assign(k, add(var(first), i));
+  bound_[op.var] = var(k);
+}
+
+absl::Status Lowerer::lower_pipeline_body(const ForOp& op, const PipelinePlan& plan, uint32_t first,
+                                          const simt::Expr& i, const simt::Expr& buffer) {
+  bind_pipeline_var(op, first, i);
+  for (const CopyOp* c : plan.copies) {
+    Storage& st = storage_[c->dst.buffer];
+    st.stage_offset = mul(buffer, i32(st.buffer_elements()));
+  }
+  defer_warpgroup_wait_ = plan.buffers > plan.stages;
+  absl::Status body = lower_block(Block(op.body.begin() + static_cast<std::ptrdiff_t>(plan.rest_begin), op.body.end()));
+  defer_warpgroup_wait_ = false;
+  RETURN_IF_ERROR(body);
+  for (const CopyOp* c : plan.copies) storage_[c->dst.buffer].stage_offset.reset();
+  tracker_.clear();  // the next iteration (or what follows the loop) starts with a barrier
+  return absl::OkStatus();
+}
+
 absl::Status Lowerer::lower_pipelined(const Stmt& loop, const ForOp& op, const PipelinePlan& plan) {
   const int S = plan.stages, buffers = plan.buffers;
   for (const CopyOp* c : plan.copies) {
@@ -295,9 +317,7 @@ absl::Status Lowerer::lower_pipelined(const Stmt& loop, const ForOp& op, const P
   };
   // Issues the copies of iteration `i` (relative to the loop's start) into buffer `stage`.
   auto issue = [&](const simt::Expr& i, const simt::Expr& stage) -> absl::Status {
-    uint32_t k = new_var(kernel_.symbol(op.var).name, DType::kI32);
-    assign(k, add(var(first), i));
-    bound_[op.var] = var(k);
+    bind_pipeline_var(op, first, i);
     return if_then(bin(BinaryOp::kLt, i, var(trip)), [&] { return issue_stage_copies(plan, stage); });
   };
 
@@ -307,7 +327,6 @@ absl::Status Lowerer::lower_pipelined(const Stmt& loop, const ForOp& op, const P
     commit();
     return absl::OkStatus();
   }));
-  Block rest(op.body.begin() + static_cast<std::ptrdiff_t>(plan.rest_begin), op.body.end());
   RETURN_IF_ERROR(for_range("pipe_i", i32(0), var(trip), false, [&](const simt::Expr& i) -> absl::Status {
     wait(S - 2);
     barrier_now();
@@ -317,20 +336,7 @@ absl::Status Lowerer::lower_pipelined(const Stmt& loop, const ForOp& op, const P
     // gemm waited for all but its own before the barrier above).
     RETURN_IF_ERROR(issue(var(next), bin(BinaryOp::kMod, var(next), i32(buffers))));
     commit();
-    uint32_t k = new_var(kernel_.symbol(op.var).name, DType::kI32);
-    assign(k, add(var(first), i));
-    bound_[op.var] = var(k);
-    for (const CopyOp* c : plan.copies) {
-      Storage& st = storage_[c->dst.buffer];
-      st.stage_offset = mul(bin(BinaryOp::kMod, i, i32(buffers)), i32(st.buffer_elements()));
-    }
-    defer_warpgroup_wait_ = buffers > S;
-    absl::Status body = lower_block(rest);
-    defer_warpgroup_wait_ = false;
-    RETURN_IF_ERROR(body);
-    for (const CopyOp* c : plan.copies) storage_[c->dst.buffer].stage_offset.reset();
-    tracker_.clear();  // the next iteration (or the drain below) starts with a barrier
-    return absl::OkStatus();
+    return lower_pipeline_body(op, plan, first, i, bin(BinaryOp::kMod, i, i32(buffers)));
   }));
   bound_.erase(op.var);
   RETURN_IF_ERROR(finish_warpgroup_products());

@@ -178,9 +178,7 @@ absl::Status Lowerer::lower_tensor_pipelined(const ForOp& op, const PipelinePlan
   assign(trip, bin(BinaryOp::kSub, simt::Expr::cast(DType::kI32, end), var(first)));
   // Issues the copies of iteration `i` (relative to the loop's start) into `buffer`.
   auto issue = [&](const simt::Expr& i, const simt::Expr& buffer) -> absl::Status {
-    uint32_t k = new_var(kernel_.symbol(op.var).name, DType::kI32);
-    assign(k, add(var(first), i));
-    bound_[op.var] = var(k);
+    bind_pipeline_var(op, first, i);
     return if_then(bin(BinaryOp::kLt, i, var(trip)), [&]() -> absl::Status {
       simt::Stmt choice;
       choice.kind = simt::StmtKind::kIf;
@@ -203,7 +201,6 @@ absl::Status Lowerer::lower_tensor_pipelined(const ForOp& op, const PipelinePlan
   };
 
   RETURN_IF_ERROR(for_range("pipe_s", i32(0), i32(S - 1), false, [&](const simt::Expr& s) { return issue(s, s); }));
-  Block rest(op.body.begin() + static_cast<std::ptrdiff_t>(plan.rest_begin), op.body.end());
   RETURN_IF_ERROR(for_range("pipe_i", i32(0), var(trip), false, [&](const simt::Expr& i) -> absl::Status {
     // Everyone is done with iteration i - 1 (with a spare buffer, i - 2's products are complete):
     // its buffer may be refilled.
@@ -215,20 +212,7 @@ absl::Status Lowerer::lower_tensor_pipelined(const ForOp& op, const PipelinePlan
     uint32_t buffer = new_var("pipe_buffer", DType::kI32);
     assign(buffer, bin(BinaryOp::kMod, i, i32(buffers)));
     RETURN_IF_ERROR(wait_stage(full, var(buffer), bin(BinaryOp::kMod, bin(BinaryOp::kDiv, i, i32(buffers)), i32(2)), site));
-    uint32_t k = new_var(kernel_.symbol(op.var).name, DType::kI32);
-    assign(k, add(var(first), i));
-    bound_[op.var] = var(k);
-    for (const CopyOp* c : plan.copies) {
-      Storage& st = storage_[c->dst.buffer];
-      st.stage_offset = mul(var(buffer), i32(st.buffer_elements()));
-    }
-    defer_warpgroup_wait_ = buffers > S;
-    absl::Status body = lower_block(rest);
-    defer_warpgroup_wait_ = false;
-    RETURN_IF_ERROR(body);
-    for (const CopyOp* c : plan.copies) storage_[c->dst.buffer].stage_offset.reset();
-    tracker_.clear();  // the next iteration (or the barrier below) starts with a barrier
-    return absl::OkStatus();
+    return lower_pipeline_body(op, plan, first, i, var(buffer));
   }));
   bound_.erase(op.var);
   RETURN_IF_ERROR(finish_warpgroup_products());

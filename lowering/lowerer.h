@@ -206,6 +206,11 @@ class Lowerer {
   std::optional<PipelinePlan> plan_pipeline(const Stmt& loop, const ForOp& op);
   absl::Status lower_pipelined(const Stmt& loop, const ForOp& op, const PipelinePlan& plan);
   absl::Status issue_stage_copies(const PipelinePlan& plan, const simt::Expr& stage);
+  // Binds the loop variable of pipelined `op` to `first` + `i` (a fresh variable).
+  void bind_pipeline_var(const ForOp& op, uint32_t first, const simt::Expr& i);
+  // The body after the staged copies for iteration `i`, reading the staged tiles' `buffer`.
+  absl::Status lower_pipeline_body(const ForOp& op, const PipelinePlan& plan, uint32_t first, const simt::Expr& i,
+                                   const simt::Expr& buffer);
 
   // ---- lower_tensor_copy.cc ----
   // Fills plan.tensor (and the function's tensor maps) when every staged tile can be copied by

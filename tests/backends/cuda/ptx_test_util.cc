@@ -196,6 +196,16 @@ void check_assembles(const simt::Function& f) {
   }
 }
 
+void check_ptx_assembles(const std::string& ptx, const std::string& arch) {
+  PtxasResult r = run_ptxas(ptx, arch);
+  if (!r.ran) {
+    MESSAGE("ptxas not run: ", r.skip_reason);
+    return;
+  }
+  INFO(r.output);
+  CHECK(r.ok);
+}
+
 PtxasResult run_ptxas(const std::string& ptx, const std::string& arch) {
   PtxasResult result;
   const char* cuda_path = std::getenv("CUDA_PATH");

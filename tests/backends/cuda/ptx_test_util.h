@@ -56,4 +56,7 @@ struct PtxasResult {
 };
 PtxasResult run_ptxas(const std::string& ptx, const std::string& arch);
 
+// ptxas accepts `ptx` for `arch` (a message instead where ptxas is not installed).
+void check_ptx_assembles(const std::string& ptx, const std::string& arch);
+
 }  // namespace tilert::cuda::testing

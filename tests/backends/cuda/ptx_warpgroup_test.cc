@@ -57,16 +57,7 @@ simt::Function warpgroup_kernel(DType input, int n_tiles, Expr a_offset) {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-// ptxas accepts `ptx` for sm_90a (a message instead where ptxas is not installed).
-void check_sm90a_assembles(const std::string& ptx) {
-  PtxasResult r = run_ptxas(ptx, "sm_90a");
-  if (!r.ran) {
-    MESSAGE("ptxas not run: ", r.skip_reason);
-    return;
-  }
-  INFO(r.output);
-  CHECK(r.ok);
-}
+void check_sm90a_assembles(const std::string& ptx) { check_ptx_assembles(ptx, "sm_90a"); }
 
 TEST_CASE("a warpgroup product assembles for sm_90a with the descriptor fields in place") {
   for (DType input : {DType::kF16, DType::kBF16}) {
