@@ -4,15 +4,15 @@
 // or mentions outside the loop. Each staged tile gets `stages` buffers; the copies for iteration
 // i + stages - 1 are issued while iteration i computes:
 //
-//   for j in 0 .. trip + stages - 1:       (i = j - (stages - 1); j < stages - 1: the prologue)
-//     if i >= 0: wait until at most stages - 2 groups are in flight   (this thread's copies for i)
-//                workgroup barrier  (everyone's copies for i are visible; everyone is done with i - 1)
-//     [if j < trip] issue(j) into buffer j % stages
+//   prologue: for s < stages - 1: [if s < trip] issue(s) into buffer s; commit   (a loop)
+//   for i in 0 .. trip:
+//     wait until at most stages - 2 groups are in flight   (this thread's copies for i landed)
+//     workgroup barrier     (everyone's copies for i are visible; everyone is done with i - 1)
+//     [if i + stages - 1 < trip] issue(i + stages - 1) into buffer (i + stages - 1) % stages
 //     commit
-//     if i >= 0: the rest of the body, reading buffer i % stages
+//     the rest of the body, reading buffer i % stages
 //   wait for every group; workgroup barrier
 //
-// (the issuing code appears once).
 // The buffer written in iteration i held iteration i - 1's data, which the barrier has retired.
 // When the body's warpgroup gemms keep their product in flight (wgmma), one spare buffer per tile
 // makes it iteration i - 2's, whose products are complete (see README, "Asynchronous pipelines").
@@ -321,25 +321,22 @@ absl::Status Lowerer::lower_pipelined(const Stmt& loop, const ForOp& op, const P
     return if_then(bin(BinaryOp::kLt, i, var(trip)), [&] { return issue_stage_copies(plan, stage); });
   };
 
-  // One loop both issues and computes, so the issuing code appears once: iteration j issues the
-  // copies of iteration j and, from j = S - 1 on, computes iteration i = j - (S - 1). The first
-  // S - 1 iterations are the prologue.
-  RETURN_IF_ERROR(for_range("pipe_j", i32(0), add(var(trip), i32(S - 1)), false, [&](const simt::Expr& j) -> absl::Status {
-    uint32_t i = new_var("pipe_i", DType::kI32);
-    assign(i, bin(BinaryOp::kSub, j, i32(S - 1)));
-    const simt::Expr computing = bin(BinaryOp::kGe, var(i), i32(0));
-    RETURN_IF_ERROR(if_then(computing, [&] {
-      wait(S - 2);
-      barrier_now();
-      return absl::OkStatus();
-    }));
+  // The prologue is a loop too: one copy of the issuing code instead of S - 1.
+  RETURN_IF_ERROR(for_range("pipe_s", i32(0), i32(S - 1), false, [&](const simt::Expr& s) -> absl::Status {
+    RETURN_IF_ERROR(issue(s, s));
+    commit();
+    return absl::OkStatus();
+  }));
+  RETURN_IF_ERROR(for_range("pipe_i", i32(0), var(trip), false, [&](const simt::Expr& i) -> absl::Status {
+    wait(S - 2);
+    barrier_now();
+    uint32_t next = new_var("pipe_next", DType::kI32);
+    assign(next, add(i, i32(S - 1)));
     // With a spare buffer this overwrites iteration i - 2's, whose products are complete (each
     // gemm waited for all but its own before the barrier above).
-    RETURN_IF_ERROR(issue(j, bin(BinaryOp::kMod, j, i32(buffers))));
+    RETURN_IF_ERROR(issue(var(next), bin(BinaryOp::kMod, var(next), i32(buffers))));
     commit();
-    return if_then(computing, [&] {
-      return lower_pipeline_body(op, plan, first, var(i), bin(BinaryOp::kMod, var(i), i32(buffers)));
-    });
+    return lower_pipeline_body(op, plan, first, i, bin(BinaryOp::kMod, i, i32(buffers)));
   }));
   bound_.erase(op.var);
   RETURN_IF_ERROR(finish_warpgroup_products());

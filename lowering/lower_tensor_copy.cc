@@ -200,26 +200,19 @@ absl::Status Lowerer::lower_tensor_pipelined(const ForOp& op, const PipelinePlan
     });
   };
 
-  // As in lower_pipelined, one loop issues iteration j and computes iteration j - (S - 1).
-  RETURN_IF_ERROR(for_range("pipe_j", i32(0), add(var(trip), i32(S - 1)), false, [&](const simt::Expr& j) -> absl::Status {
-    uint32_t i = new_var("pipe_i", DType::kI32);
-    assign(i, bin(BinaryOp::kSub, j, i32(S - 1)));
-    const simt::Expr computing = bin(BinaryOp::kGe, var(i), i32(0));
+  RETURN_IF_ERROR(for_range("pipe_s", i32(0), i32(S - 1), false, [&](const simt::Expr& s) { return issue(s, s); }));
+  RETURN_IF_ERROR(for_range("pipe_i", i32(0), var(trip), false, [&](const simt::Expr& i) -> absl::Status {
     // Everyone is done with iteration i - 1 (with a spare buffer, i - 2's products are complete):
     // its buffer may be refilled.
-    RETURN_IF_ERROR(if_then(computing, [&] {
-      barrier_now();
-      return absl::OkStatus();
-    }));
-    RETURN_IF_ERROR(issue(j, bin(BinaryOp::kMod, j, i32(buffers))));
-    return if_then(computing, [&]() -> absl::Status {
-      // Iteration i's buffer is in its (i / buffers)-th use: that phase's completion is the data.
-      uint32_t buffer = new_var("pipe_buffer", DType::kI32);
-      assign(buffer, bin(BinaryOp::kMod, var(i), i32(buffers)));
-      RETURN_IF_ERROR(wait_stage(full, var(buffer),
-                                 bin(BinaryOp::kMod, bin(BinaryOp::kDiv, var(i), i32(buffers)), i32(2)), site));
-      return lower_pipeline_body(op, plan, first, var(i), var(buffer));
-    });
+    barrier_now();
+    uint32_t next = new_var("pipe_next", DType::kI32);
+    assign(next, add(i, i32(S - 1)));
+    RETURN_IF_ERROR(issue(var(next), bin(BinaryOp::kMod, var(next), i32(buffers))));
+    // Iteration i's buffer is in its (i / buffers)-th use: that phase's completion is the data.
+    uint32_t buffer = new_var("pipe_buffer", DType::kI32);
+    assign(buffer, bin(BinaryOp::kMod, i, i32(buffers)));
+    RETURN_IF_ERROR(wait_stage(full, var(buffer), bin(BinaryOp::kMod, bin(BinaryOp::kDiv, i, i32(buffers)), i32(2)), site));
+    return lower_pipeline_body(op, plan, first, i, var(buffer));
   }));
   bound_.erase(op.var);
   RETURN_IF_ERROR(finish_warpgroup_products());
