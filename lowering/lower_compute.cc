@@ -1,4 +1,5 @@
-// gemm and reductions on the plain path: every thread computes the accumulator elements it holds;
+// gemm and reductions on the plain path (gemms without a matrix plan: lower_matrix.cc and
+// lower_staged_gemm.cc take the others): every thread computes the accumulator elements it holds;
 // operands in registers (distributed fragments) are staged through a shared scratch array in
 // chunks of the reduction dimension; reductions combine per-thread partials with subgroup
 // reductions (where the target has them) and a shared scratch array, chunked over the outputs so
@@ -65,6 +66,7 @@ uint32_t Lowerer::scratch(DType type, int64_t elements) {
 
 absl::Status Lowerer::lower_gemm(const Stmt& s, const GemmOp& op) {
   if (storage_[op.c.buffer].kind == Storage::Kind::kMatrix) return lower_matrix_gemm(s, op);
+  if (auto it = staged_gemms_.find(&op); it != staged_gemms_.end()) return lower_staged_matrix_gemm(op, it->second);
   ASSIGN_OR_RETURN(std::vector<int64_t> a_shape, shape_of(op.a));
   ASSIGN_OR_RETURN(std::vector<int64_t> b_shape, shape_of(op.b));
   ASSIGN_OR_RETURN(std::vector<int64_t> c_shape, shape_of(op.c));

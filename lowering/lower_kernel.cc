@@ -252,6 +252,7 @@ absl::StatusOr<simt::Function> Lowerer::run() {
       st.id = new_var(sym.name, sym.dtype, st.slots);
     }
   }
+  plan_staged_gemms();
   const int64_t limit = target_.shared_memory_per_block;
   const int64_t shared_bytes = fn_.shared_bytes();
   if (shared_bytes > limit)

@@ -155,6 +155,35 @@ absl::Status Lowerer::lower_matrix_gemm(const Stmt& s, const GemmOp& op) {
     return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": matrix gemm at line ", s.loc.line,
                                             " with operands outside shared memory"));
   if (p.warpgroup) return lower_warpgroup_gemm(op, a, b, c);
+  uint32_t sg = new_var("sg", DType::kI32);
+  assign(sg, simt::Expr::builtin(simt::Builtin::kSubgroupId));
+  uint32_t row0 = new_var("sg_row", DType::kI32), col0 = new_var("sg_col", DType::kI32);
+  {
+    MatrixOrigin o = matrix_origin(p, var(sg));
+    assign(row0, std::move(o.row));
+    assign(col0, std::move(o.col));
+  }
+  return emit_matrix_products(p, shared_operand(op.a, a, op.transpose_a), shared_operand(op.b, b, op.transpose_b),
+                              c.matrices, var(row0), var(col0));
+}
+
+Lowerer::MatrixSource Lowerer::shared_operand(const Region& r, const Storage& st, bool transposed) {
+  MatrixSource src;
+  src.array = st.id;
+  src.stride = st.padded_shape().back();
+  src.column_major = transposed;
+  src.at = [this, &r, &st, transposed](simt::Expr row, simt::Expr col) -> absl::StatusOr<simt::Expr> {
+    std::vector<simt::Expr> rel = transposed ? std::vector<simt::Expr>{std::move(col), std::move(row)}
+                                             : std::vector<simt::Expr>{std::move(row), std::move(col)};
+    ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(r, rel));
+    return shared_index(st, at);
+  };
+  return src;
+}
+
+absl::Status Lowerer::emit_matrix_products(const MatrixGemmPlan& p, const MatrixSource& a, const MatrixSource& b,
+                                           const std::vector<uint32_t>& accumulators, const simt::Expr& row0,
+                                           const simt::Expr& col0) {
   // The operand matrices of this gemm: a strip of A tiles and of B tiles per k step.
   std::vector<uint32_t> a_tiles, b_tiles;
   for (int i = 0; i < p.tiles_m; ++i) {
@@ -166,28 +195,14 @@ absl::Status Lowerer::lower_matrix_gemm(const Stmt& s, const GemmOp& op) {
     fn_.matrices.push_back({absl::StrCat("mma_b", temp_counter_, "_", j), simt::MatrixUse::kB, p.input, kTile, kTile});
   }
   ++temp_counter_;
-
-  uint32_t sg = new_var("sg", DType::kI32);
-  assign(sg, simt::Expr::builtin(simt::Builtin::kSubgroupId));
-  uint32_t row0 = new_var("sg_row", DType::kI32), col0 = new_var("sg_col", DType::kI32);
-  {
-    MatrixOrigin o = matrix_origin(p, var(sg));
-    assign(row0, std::move(o.row));
-    assign(col0, std::move(o.col));
-  }
-
-  // Flat element offset of region element (row, col) of a shared operand, and its row stride.
-  auto offset = [&](const Region& r, const Storage& st, simt::Expr row, simt::Expr col) -> absl::StatusOr<simt::Expr> {
-    ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(r, {std::move(row), std::move(col)}));
-    return shared_index(st, at);
-  };
-  auto load = [&](uint32_t matrix, const Storage& st, simt::Expr at) {
+  auto load = [&](uint32_t matrix, const MatrixSource& src, simt::Expr at) {
     simt::Stmt l;
     l.kind = simt::StmtKind::kMatrixLoad;
     l.id = matrix;
     l.space = Space::kShared;
-    l.array = st.id;
-    l.operands = {std::move(at), i32(st.padded_shape().back())};
+    l.array = src.array;
+    l.a = src.column_major ? 1 : 0;
+    l.operands = {std::move(at), i32(src.stride)};
     emit(std::move(l));
   };
   // PTX and AMDGCN want constant offsets where they can have them; SPIR-V keeps loops.
@@ -195,18 +210,18 @@ absl::Status Lowerer::lower_matrix_gemm(const Stmt& s, const GemmOp& op) {
   return for_range("kk", i32(0), i32(p.k_steps), unroll, [&](const simt::Expr& kk) -> absl::Status {
     simt::Expr k0 = mul(kk, i32(kTile));
     for (int i = 0; i < p.tiles_m; ++i) {
-      ASSIGN_OR_RETURN(simt::Expr at, offset(op.a, a, add(var(row0), i32(i * kTile)), k0));
+      ASSIGN_OR_RETURN(simt::Expr at, a.at(add(row0, i32(i * kTile)), k0));
       load(a_tiles[i], a, std::move(at));
     }
     for (int j = 0; j < p.tiles_n; ++j) {
-      ASSIGN_OR_RETURN(simt::Expr at, offset(op.b, b, k0, add(var(col0), i32(j * kTile))));
+      ASSIGN_OR_RETURN(simt::Expr at, b.at(k0, add(col0, i32(j * kTile))));
       load(b_tiles[j], b, std::move(at));
     }
     for (int i = 0; i < p.tiles_m; ++i)
       for (int j = 0; j < p.tiles_n; ++j) {
         simt::Stmt m;
         m.kind = simt::StmtKind::kMatrixMulAdd;
-        m.id = c.matrices[i * p.tiles_n + j];
+        m.id = accumulators[i * p.tiles_n + j];
         m.a = a_tiles[i];
         m.b = b_tiles[j];
         emit(std::move(m));

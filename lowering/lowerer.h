@@ -240,6 +240,41 @@ class Lowerer {
     int64_t row_step = 16;
   };
   MatrixOrigin matrix_origin(const MatrixGemmPlan& plan, const simt::Expr& sg);
+  // Where a matrix product reads one operand: logical element (row, col) of the operand (A is
+  // m x k, B k x n) lies at flat offset at(row, col) of shared array `array`, whose stored rows
+  // are `stride` elements apart; a transposed operand is stored column-major.
+  struct MatrixSource {
+    uint32_t array = 0;
+    std::function<absl::StatusOr<simt::Expr>(simt::Expr row, simt::Expr col)> at;
+    int64_t stride = 0;
+    bool column_major = false;
+  };
+  // A shared tile's region as an operand, transposed or not.
+  MatrixSource shared_operand(const Region& r, const Storage& st, bool transposed);
+  // The k loop of a gemm on mma plan `p`: per k step, the subgroup's A strip and B strip are
+  // loaded into fresh operand matrices and multiplied into `accumulators` (tiles_m x tiles_n,
+  // row-major) at the subgroup's origin (row0, col0).
+  absl::Status emit_matrix_products(const MatrixGemmPlan& p, const MatrixSource& a, const MatrixSource& b,
+                                    const std::vector<uint32_t>& accumulators, const simt::Expr& row0,
+                                    const simt::Expr& col0);
+
+  // ---- lower_staged_gemm.cc ----
+  // A gemm whose accumulator (or an operand) is a fragment held element-wise, run on the matrix
+  // unit through shared staging tiles: operands from registers are stored to a staging tile
+  // first, the product lands in an f32 staging tile and each thread adds its elements of it.
+  struct StagedGemm {
+    MatrixGemmPlan plan;
+    int64_t a_pitch = 0, b_pitch = 0;  // rows of the staged A / B (0: read from its shared tile)
+    int64_t b_offset = 0;              // where the staged B starts in the operand staging array
+    int64_t c_pitch = 0;               // rows of the product in the f32 staging array
+  };
+  // Chooses the gemms that take this path and sizes their staging arrays (before the shared
+  // memory of the kernel is laid out): those with an mma plan whose staging fits.
+  void plan_staged_gemms();
+  absl::Status lower_staged_matrix_gemm(const GemmOp& op, const StagedGemm& g);
+  // Stores operand `r` (a whole fragment) into staging array `array` from `offset` on, as the
+  // logical operand matrix (transposed back when the gemm transposes it), rows `pitch` apart.
+  absl::Status stage_matrix_operand(const Region& r, bool transposed, uint32_t array, int64_t offset, int64_t pitch);
 
   // ---- lower_sync.cc ----
   absl::Status lower_mbarrier_op(const Stmt& s);
@@ -272,6 +307,9 @@ class Lowerer {
   int64_t scratch_budget_bytes_ = 0;
   std::map<DType, uint32_t> scratch_arrays_;
   std::optional<uint32_t> matrix_out_;  // per-subgroup staging of accumulators being copied out
+  std::map<const GemmOp*, StagedGemm> staged_gemms_;
+  std::optional<uint32_t> product_stage_;        // f32 staging of staged gemms' products
+  std::map<DType, uint32_t> operand_stages_;     // staged gemms' register operands, by type
   bool scheduled_ = false;  // lowered as a merged role schedule (no asynchronous pipelines)
   // Some gemm reads shared tiles through the async proxy (wgmma). Asynchronous copies into them
   // become visible to it through their wait and the barrier (as with an mbarrier completion);

@@ -16,10 +16,19 @@ bool has_shape(const TargetDescription& target, DType input, bool (*fits)(const 
 
 // Whether `r` covers its tile's trailing two dimensions with every leading dimension an index,
 // the column start a constant multiple of 8 and rows 8-element aligned (ldmatrix and cooperative
-// matrix loads want 16-byte aligned rows). Fills `why` otherwise.
-bool matrix_operand_region(const Kernel& kernel, const Region& r, std::string* why) {
+// matrix loads want 16-byte aligned rows), or, with `stage_fragments`, is a whole 2-D fragment.
+// Fills `why` otherwise.
+bool matrix_operand_region(const Kernel& kernel, const Region& r, bool stage_fragments, std::string* why) {
   const Symbol& sym = kernel.symbol(r.buffer);
   const size_t rank = sym.shape.size();
+  if (sym.kind == SymbolKind::kFragment && stage_fragments) {
+    // Copied into a staging tile of the lowering's own layout: any whole 2-D fragment will do.
+    if (rank != 2 || !region_is_whole(kernel, r)) {
+      *why = absl::StrCat("the operand fragment ", sym.name, " is not used whole and two-dimensional");
+      return false;
+    }
+    return true;
+  }
   if (sym.kind != SymbolKind::kShared) {
     *why = absl::StrCat(sym.name, " is not a shared tile");
     return false;
@@ -140,7 +149,7 @@ int matrix_subgroup_size(const TargetDescription& target, DType input) {
 }
 
 MatrixPlanResult plan_matrix_gemm(const Kernel& kernel, const GemmOp& op, const TargetDescription& target,
-                                  bool allow_warpgroup) {
+                                  bool allow_warpgroup, bool stage_fragments) {
   MatrixPlanResult out;
   const DType a_type = kernel.symbol(op.a.buffer).dtype, b_type = kernel.symbol(op.b.buffer).dtype;
   const Symbol& c_sym = kernel.symbol(op.c.buffer);
@@ -153,16 +162,13 @@ MatrixPlanResult plan_matrix_gemm(const Kernel& kernel, const GemmOp& op, const 
     out.why_not = absl::StrCat(target.name(), " has no 16x16x16 ", av(dtype_name(a_type)), " matrix unit the lowering uses");
     return out;
   }
-  if (op.transpose_a || op.transpose_b) {
-    out.why_not = "a transposed operand";
-    return out;
-  }
   if (c_sym.kind != SymbolKind::kFragment || c_sym.dtype != DType::kF32 || c_sym.shape.size() != 2 ||
       !region_is_whole(kernel, op.c)) {
     out.why_not = "the accumulator is not a whole two-dimensional f32 fragment";
     return out;
   }
-  if (!matrix_operand_region(kernel, op.a, &out.why_not) || !matrix_operand_region(kernel, op.b, &out.why_not))
+  if (!matrix_operand_region(kernel, op.a, stage_fragments, &out.why_not) ||
+      !matrix_operand_region(kernel, op.b, stage_fragments, &out.why_not))
     return out;
   std::optional<std::vector<int64_t>> a = region_shape(kernel, op.a), b = region_shape(kernel, op.b),
                                       c = region_shape(kernel, op.c);
@@ -170,7 +176,7 @@ MatrixPlanResult plan_matrix_gemm(const Kernel& kernel, const GemmOp& op, const 
     out.why_not = "operand shapes are not constant and two-dimensional";
     return out;
   }
-  const int64_t m = (*c)[0], n = (*c)[1], k = (*a)[1];
+  const int64_t m = (*c)[0], n = (*c)[1], k = op.transpose_a ? (*a)[0] : (*a)[1];
   if (m % kMatrixTile || n % kMatrixTile || k % kMatrixTile) {
     out.why_not = absl::StrCat("m, n, k = ", m, ", ", n, ", ", k, " are not multiples of 16");
     return out;
@@ -179,7 +185,12 @@ MatrixPlanResult plan_matrix_gemm(const Kernel& kernel, const GemmOp& op, const 
     out.why_not = absl::StrCat("the block's ", kernel.threads, " threads are not whole subgroups of ", sg);
     return out;
   }
-  const int64_t b_row = allow_warpgroup ? swizzled_row_elements(kernel, op.b) : 0;
+  // wgmma reads A K-major and B N-major from their descriptors: transposed operands (and staged
+  // fragments) take the mma plans, whose loads read either order.
+  const bool warpgroup_operands = allow_warpgroup && !op.transpose_a && !op.transpose_b &&
+                                  kernel.symbol(op.a.buffer).kind == SymbolKind::kShared &&
+                                  kernel.symbol(op.b.buffer).kind == SymbolKind::kShared;
+  const int64_t b_row = warpgroup_operands ? swizzled_row_elements(kernel, op.b) : 0;
   if (b_row > 0 && has_wgmma(target, a_type) && swizzled_row_elements(kernel, op.a) > 0) {
     // Warpgroups side by side along n start their B columns at a swizzled row's start.
     std::optional<MatrixGemmPlan> p = warpgroup_plan(m, n, k, kernel.threads, a_type);

@@ -53,10 +53,12 @@ inline constexpr int kWarpgroupMaxColumns = 256;
 
 // The plan for `op`, or why there is none (the reason is for `tilert lower --target simt`
 // comments and tests; a gemm without a plan takes the plain path). Requires: A and B shared
-// tiles of one 16-bit float type, not transposed, whose regions are the trailing two dimensions
-// of their tiles with columns starting at multiples of 8 and rows of a multiple of 8 elements;
-// C a whole f32 fragment; m, n, k multiples of 16; the block's threads a multiple of the
-// subgroup size; at most kMaxMatrixTilesPerSubgroup accumulators per subgroup.
+// tiles of one 16-bit float type, whose regions are the trailing two dimensions of their tiles
+// with columns starting at multiples of 8 and rows of a multiple of 8 elements (transposed
+// operands are loaded column-major); C a whole f32 fragment; m, n, k multiples of 16; the
+// block's threads a multiple of the subgroup size; at most kMaxMatrixTilesPerSubgroup
+// accumulators per subgroup. With `stage_fragments`, A and B may also be whole 2-D fragments,
+// which the lowering copies into staging tiles first (lowering/lower_staged_gemm.cc).
 struct MatrixPlanResult {
   std::optional<MatrixGemmPlan> plan;
   std::string why_not;
@@ -66,6 +68,6 @@ inline constexpr int kMaxMatrixTilesPerSubgroup = 16;
 // operand type, the block is whole warpgroups, both operand regions start at multiples of 8 in
 // both dimensions, and the C tile splits into 64-row strips and at most 256 columns per group.
 MatrixPlanResult plan_matrix_gemm(const Kernel& kernel, const GemmOp& op, const TargetDescription& target,
-                                  bool allow_warpgroup = false);
+                                  bool allow_warpgroup = false, bool stage_fragments = false);
 
 }  // namespace tilert::lowering

@@ -310,7 +310,7 @@ class Printer {
         return;
       case StmtKind::kMatrixLoad:
         absl::StrAppend(out, pad, matrix_name(s.id), " = matrix_load ", array_name(s.space, s.array), "[",
-                        expr(s.operands[0]), "] stride ", expr(s.operands[1]), "\n");
+                        expr(s.operands[0]), "] stride ", expr(s.operands[1]), s.a ? " column_major" : "", "\n");
         return;
       case StmtKind::kMatrixStore:
         absl::StrAppend(out, pad, "matrix_store ", array_name(s.space, s.array), "[", expr(s.operands[0]),

@@ -126,7 +126,8 @@ struct Expr {
   X(kMatrixFill, "matrix_fill")  /* id: matrix; operands [value]: every element of it */        \
   X(kMatrixLoad, "matrix_load")  /* id: matrix (use A or B); space (shared), array: the array;  \
                                     operands [offset, stride]: element (r, c) is              \
-                                    array[offset + r * stride + c] (row-major) */               \
+                                    array[offset + r * stride + c] (row-major), or with a = 1 \
+                                    array[offset + c * stride + r] (column-major) */          \
   X(kMatrixStore, "matrix_store") /* id: matrix (accumulator); space (shared), array; operands  \
                                      [offset, stride] as for matrix_load */                     \
   X(kMatrixMulAdd, "matrix_mul_add") /* id: accumulator C; a, b: matrices of use A and B;      \

@@ -222,9 +222,18 @@ absl::Status FunctionEmitter::matrix_load(const Stmt& s) {
               address = new_reg(RegClass::kB64);
   line(absl::StrCat("mul.wide.s32 ", bytes, ", ", index, ", ", dtype_size(m->type)));
   line(absl::StrCat("add.s64 ", address, ", ", base, ", ", bytes));
-  // B is stored k x n row-major; its fragments want columns of k, hence .trans.
-  line(absl::StrCat("ldmatrix.sync.aligned.m8n8.x4", m->use == MatrixUse::kB ? ".trans" : "",
-                    ".shared.b16 ", matrix_regs(s.id, 0, 4), ", [", address, "]"));
+  // B is stored k x n row-major; its fragments want columns of k, hence .trans. A column-major
+  // operand (s.a = 1) is the transpose of that: the stored rows are A's columns (k) or B's
+  // columns (n), so A takes .trans and B does not, and the addresses name the stored matrix's
+  // blocks (stored rows 0-7 / 8-15 at stored column 0 / 8), which are the operand's blocks 0, 2,
+  // 1, 3: registers 1 and 2 trade places.
+  const bool column_major = s.a != 0;
+  const bool trans = (m->use == MatrixUse::kB) != column_major;
+  const std::string regs = column_major ? absl::StrCat("{", matrix_reg(s.id, 0), ", ", matrix_reg(s.id, 2), ", ",
+                                                       matrix_reg(s.id, 1), ", ", matrix_reg(s.id, 3), "}")
+                                        : matrix_regs(s.id, 0, 4);
+  line(absl::StrCat("ldmatrix.sync.aligned.m8n8.x4", trans ? ".trans" : "", ".shared.b16 ", regs, ", [", address,
+                    "]"));
   return absl::OkStatus();
 }
 

@@ -178,6 +178,99 @@ TEST_CASE("matrix plan: the lowered gemm loads strips, multiplies per tile and s
   CHECK(staging);
 }
 
+TEST_CASE("matrix plan: transposed operands are loaded column-major") {
+  Kernel k = parsed(
+      "kernel t(A: f16[K, M], B: f16[N, K], C: f32[M, N], M: i32 = 64, N: i32 = 64, K: i32 = 32)\n"
+      "    grid(ceildiv(N, 64), ceildiv(M, 64)) threads(128) {\n"
+      "  shared As: f16[32, 64]\n  shared Bs: f16[64, 32]\n  fragment acc: f32[64, 64]\n  clear acc\n"
+      "  copy A[0 +: 32, by * 64 +: 64] -> As\n  copy B[bx * 64 +: 64, 0 +: 32] -> Bs\n"
+      "  gemm As, Bs -> acc transpose_a transpose_b\n  copy acc -> C[by * 64 +: 64, bx * 64 +: 64]\n}\n");
+  FragmentLayouts l = infer_fragment_layouts(k, sm90a(), true);
+  REQUIRE(l.of(symbol(k, "acc")) == FragmentLayout::kMatrix);
+  CHECK(!l.matrix_plans.at(symbol(k, "acc")).warpgroup);  // wgmma reads A K-major only
+  CHECK(l.matrix_plans.at(symbol(k, "acc")).k_steps == 2);
+  absl::StatusOr<simt::Function> f = lower_kernel(k, sm80());
+  REQUIRE_MESSAGE(f.ok(), f.status().ToString());
+  int loads = 0, column_major = 0;
+  std::function<void(const simt::Body&)> walk = [&](const simt::Body& body) {
+    for (const simt::Stmt& s : body) {
+      if (s.kind == simt::StmtKind::kMatrixLoad) {
+        ++loads;
+        column_major += s.a == 1;
+      }
+      walk(s.body);
+      walk(s.else_body);
+    }
+  };
+  walk(f->body);
+  CHECK(loads > 0);
+  CHECK(column_major == loads);
+}
+
+// The structure of attention: scores read element-wise, then multiplied again from registers.
+std::string staged_kernel(const std::string& tiles = "64") {
+  return "kernel s(Q: f16[S, 64], K: f16[S, 64], V: f16[S, 64], O: f32[S, 64], S: i32 = 64)\n"
+         "    grid(ceildiv(S, 64)) threads(128) {\n"
+         "  shared Qs: f16[64, 64]\n  shared Ks: f16[" + tiles + ", 64]\n  shared Vs: f16[" + tiles + ", 64]\n"
+         "  fragment scores: f32[64, " + tiles + "]\n  fragment probs: f16[64, " + tiles + "]\n"
+         "  fragment acc: f32[64, 64]\n  clear acc\n"
+         "  copy Q[bx * 64 +: 64, 0 +: 64] -> Qs\n"
+         "  copy K[0 +: " + tiles + ", 0 +: 64] -> Ks\n  copy V[0 +: " + tiles + ", 0 +: 64] -> Vs\n"
+         "  clear scores\n  gemm Qs, Ks -> scores transpose_b\n"
+         "  parallel i, j in 0 .. 64, 0 .. " + tiles + " {\n    scores[i, j] = exp2(scores[i, j] * 0.125)\n  }\n"
+         "  copy scores -> probs\n  gemm probs, Vs -> acc\n"
+         "  parallel i, j in 0 .. 64, 0 .. 64 {\n    acc[i, j] = acc[i, j] * 0.5\n  }\n"
+         "  copy acc -> O[bx * 64 +: 64, 0 +: 64]\n}\n";
+}
+
+const simt::SharedArray* shared_array(const simt::Function& f, std::string_view name) {
+  for (const simt::SharedArray& a : f.shared)
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+TEST_CASE("staged matrix gemms: accumulators read element-wise still multiply on the matrix unit") {
+  Kernel k = parsed(staged_kernel());
+  FragmentLayouts l = infer_fragment_layouts(k, sm90a(), true);
+  CHECK(l.of(symbol(k, "scores")) == FragmentLayout::kDistributed);
+  CHECK(l.of(symbol(k, "acc")) == FragmentLayout::kDistributed);
+  for (const TargetDescription* t : {&sm80(), &sm90a()}) {
+    INFO(t->name());
+    absl::StatusOr<simt::Function> f = lower_kernel(k, *t, {.warpgroup_mma = true});
+    REQUIRE_MESSAGE(f.ok(), f.status().ToString());
+    // Both gemms: 64x64 over 4 warps is 2x2 subgroups of 2x2 accumulators, k 64 = 4 steps.
+    CHECK(count(f->body, simt::StmtKind::kMatrixMulAdd) == 2 * 4 * 4);
+    CHECK(count(f->body, simt::StmtKind::kMatrixStore) == 2 * 4);
+    CHECK(count(f->body, simt::StmtKind::kWarpgroupMma) == 0);
+    const simt::SharedArray* product = shared_array(*f, "matrix_product");
+    const simt::SharedArray* operand = shared_array(*f, "matrix_operand_f16");
+    REQUIRE(product);
+    REQUIRE(operand);
+    CHECK(product->type == DType::kF32);
+    CHECK(product->count == 64 * 72);   // rows padded by 8 elements
+    CHECK(operand->count == 64 * 72);   // probs, 64 x 64 padded
+    CHECK(f->shared_bytes() <= t->shared_memory_per_block);
+  }
+}
+
+TEST_CASE("staged matrix gemms: staging that does not fit keeps the plain path") {
+  // A Vulkan device with cooperative matrices and 48 KiB of shared memory: 24 KiB of tiles
+  // leave room for 27 KiB of staging; 40 KiB of tiles (Ks and Vs of 128 rows) do not.
+  TargetDescription vk = predefined_target(PredefinedTarget::kVulkan13);
+  vk.subgroup_sizes = {32};
+  vk.max_threads_per_block = 1024;
+  vk.shared_memory_per_block = 49152;
+  vk.matrix_shapes = {{"OpCooperativeMatrixMulAddKHR", 16, 16, 16, 16, 0, DType::kF16, DType::kF32}};
+  absl::StatusOr<simt::Function> fits = lower_kernel(parsed(staged_kernel()), vk);
+  REQUIRE_MESSAGE(fits.ok(), fits.status().ToString());
+  CHECK(count(fits->body, simt::StmtKind::kMatrixMulAdd) > 0);
+  CHECK(fits->shared_bytes() <= vk.shared_memory_per_block);
+  absl::StatusOr<simt::Function> plain = lower_kernel(parsed(staged_kernel("128")), vk);
+  REQUIRE_MESSAGE(plain.ok(), plain.status().ToString());
+  CHECK(count(plain->body, simt::StmtKind::kMatrixMulAdd) == 0);
+  CHECK(shared_array(*plain, "matrix_product") == nullptr);
+}
+
 TEST_CASE("matrix plan: gemms that stay on the plain path say why") {
   // The accumulator read element-wise by a parallel body: distributed registers instead.
   Kernel par = parsed(gemm_kernel(128, "gemm As, Bs -> acc",

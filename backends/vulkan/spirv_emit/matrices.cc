@@ -170,7 +170,8 @@ void Emitter::matrix_statement(const simt::Stmt& s) {
       Id pointer = array_pointer(&a);
       Id row_stride = stride();
       if (failed()) return;
-      std::vector<uint32_t> operands = {pointer, u32(coop::kLayoutRowMajor), row_stride};
+      std::vector<uint32_t> operands = {pointer, u32(s.a ? coop::kLayoutColumnMajor : coop::kLayoutRowMajor),
+                                         row_stride};
       for (uint32_t w : memory_operands(*a)) operands.push_back(w);
       b_.store(matrix_variables_[s.id], b_.emit(coop::kOpLoad, type, operands));
       return;

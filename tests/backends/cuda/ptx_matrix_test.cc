@@ -77,6 +77,24 @@ TEST_CASE("the matrix instructions and their operands") {
   CHECK_FALSE(contains(bf16, "st.shared.v2.f32"));
 }
 
+TEST_CASE("column-major matrix loads swap .trans and the middle two 8x8 blocks") {
+  // The same product with both loads marked column-major (transposed gemm operands): A takes
+  // .trans, B loses it, and registers 1 and 2 receive the stored matrix's blocks 2 and 1.
+  simt::Function f = matrix_product_kernel(DType::kF16, 1);
+  for (simt::Stmt& s : f.body[4].body)
+    if (s.kind == simt::StmtKind::kMatrixLoad) s.a = 1;
+  std::string ptx = emit_or_fail(f, "ptx:sm_80");
+  for (const char* text : {
+           "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%mat1_0, %mat1_2, %mat1_1, %mat1_3}, [",
+           "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%mat2_0, %mat2_2, %mat2_1, %mat2_3}, [",
+       }) {
+    INFO(text, "\n", ptx);
+    CHECK(contains(ptx, text));
+  }
+  CHECK_FALSE(contains(ptx, "b16 {%mat1_0, %mat1_1, "));
+  check_assembles(f);
+}
+
 TEST_CASE("matrix statements address dynamic shared memory") {
   simt::Function f = matrix_product_kernel(DType::kF16, 2);
   f.shared.push_back({"pad", DType::kF32, 16 * 1024});  // 64 KiB more: over the static limit
