@@ -66,7 +66,7 @@ uint32_t Lowerer::scratch(DType type, int64_t elements) {
 
 absl::Status Lowerer::lower_gemm(const Stmt& s, const GemmOp& op) {
   if (storage_[op.c.buffer].kind == Storage::Kind::kMatrix) return lower_matrix_gemm(s, op);
-  if (auto it = staged_gemms_.find(&op); it != staged_gemms_.end()) return lower_staged_matrix_gemm(op, it->second);
+  if (const StagedGemm* staged = staged_gemm(op)) return lower_staged_matrix_gemm(op, *staged);
   ASSIGN_OR_RETURN(std::vector<int64_t> a_shape, shape_of(op.a));
   ASSIGN_OR_RETURN(std::vector<int64_t> b_shape, shape_of(op.b));
   ASSIGN_OR_RETURN(std::vector<int64_t> c_shape, shape_of(op.c));

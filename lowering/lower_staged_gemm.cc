@@ -89,8 +89,14 @@ void Lowerer::plan_staged_gemms() {
     fn_.shared = std::move(trial.shared);
     product_stage_ = product;
     if (operand) operand_stages_[plan->input] = *operand;
-    staged_gemms_.emplace(op, g);
+    if (!staged_gemm(*op)) staged_gemms_.emplace_back(*op, g);
   }
+}
+
+const Lowerer::StagedGemm* Lowerer::staged_gemm(const GemmOp& op) const {
+  for (const auto& [gemm, staged] : staged_gemms_)
+    if (gemm == op) return &staged;
+  return nullptr;
 }
 
 absl::Status Lowerer::stage_matrix_operand(const Region& r, bool transposed, uint32_t array, int64_t offset,

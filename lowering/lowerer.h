@@ -271,6 +271,7 @@ class Lowerer {
   // Chooses the gemms that take this path and sizes their staging arrays (before the shared
   // memory of the kernel is laid out): those with an mma plan whose staging fits.
   void plan_staged_gemms();
+  const StagedGemm* staged_gemm(const GemmOp& op) const;
   absl::Status lower_staged_matrix_gemm(const GemmOp& op, const StagedGemm& g);
   // Stores operand `r` (a whole fragment) into staging array `array` from `offset` on, as the
   // logical operand matrix (transposed back when the gemm transposes it), rows `pitch` apart.
@@ -307,7 +308,8 @@ class Lowerer {
   int64_t scratch_budget_bytes_ = 0;
   std::map<DType, uint32_t> scratch_arrays_;
   std::optional<uint32_t> matrix_out_;  // per-subgroup staging of accumulators being copied out
-  std::map<const GemmOp*, StagedGemm> staged_gemms_;
+  // By the gemm's content: pipelined loops lower copies of their statements.
+  std::vector<std::pair<GemmOp, StagedGemm>> staged_gemms_;
   std::optional<uint32_t> product_stage_;        // f32 staging of staged gemms' products
   std::map<DType, uint32_t> operand_stages_;     // staged gemms' register operands, by type
   bool scheduled_ = false;  // lowered as a merged role schedule (no asynchronous pipelines)

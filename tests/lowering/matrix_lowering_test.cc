@@ -207,7 +207,8 @@ TEST_CASE("matrix plan: transposed operands are loaded column-major") {
   CHECK(column_major == loads);
 }
 
-// The structure of attention: scores read element-wise, then multiplied again from registers.
+// The structure of attention: scores read element-wise, then multiplied again from registers, in
+// a pipelined loop (whose body the lowering lowers as a copy).
 std::string staged_kernel(const std::string& tiles = "64") {
   return "kernel s(Q: f16[S, 64], K: f16[S, 64], V: f16[S, 64], O: f32[S, 64], S: i32 = 64)\n"
          "    grid(ceildiv(S, 64)) threads(128) {\n"
@@ -215,10 +216,12 @@ std::string staged_kernel(const std::string& tiles = "64") {
          "  fragment scores: f32[64, " + tiles + "]\n  fragment probs: f16[64, " + tiles + "]\n"
          "  fragment acc: f32[64, 64]\n  clear acc\n"
          "  copy Q[bx * 64 +: 64, 0 +: 64] -> Qs\n"
-         "  copy K[0 +: " + tiles + ", 0 +: 64] -> Ks\n  copy V[0 +: " + tiles + ", 0 +: 64] -> Vs\n"
+         "  pipelined kb in 0 .. ceildiv(S, " + tiles + ") stages(2) {\n"
+         "  copy K[kb * " + tiles + " +: " + tiles + ", 0 +: 64] -> Ks\n"
+         "  copy V[kb * " + tiles + " +: " + tiles + ", 0 +: 64] -> Vs\n"
          "  clear scores\n  gemm Qs, Ks -> scores transpose_b\n"
          "  parallel i, j in 0 .. 64, 0 .. " + tiles + " {\n    scores[i, j] = exp2(scores[i, j] * 0.125)\n  }\n"
-         "  copy scores -> probs\n  gemm probs, Vs -> acc\n"
+         "  copy scores -> probs\n  gemm probs, Vs -> acc\n  }\n"
          "  parallel i, j in 0 .. 64, 0 .. 64 {\n    acc[i, j] = acc[i, j] * 0.5\n  }\n"
          "  copy acc -> O[bx * 64 +: 64, 0 +: 64]\n}\n";
 }
