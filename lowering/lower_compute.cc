@@ -197,6 +197,106 @@ absl::Status Lowerer::lower_gemm(const Stmt& s, const GemmOp& op) {
 
 // ---- reductions ----
 
+// Along the rows of a distributed source (last dimension, the whole fragment) whose row length is
+// a multiple of the target's one subgroup size and a multiple or divisor of the block's threads,
+// with every slot full: element e sits on thread e % threads, so the sg lanes of a subgroup hold
+// sg neighbouring elements of one row in every slot. A thread folds the slots it holds of one row
+// (rows of whole rounds), a subgroup reduction combines the lanes, lane 0 stores the result as
+// its subgroup's part of that row, and each output's owner combines the parts. This
+// needs no per-thread array of partials over all outputs (indexed by a row that depends on the
+// thread id, which GPUs keep in local memory) and one subgroup reduction per slot instead of one
+// per output: attention's row max and row sum.
+absl::StatusOr<bool> Lowerer::lower_reduce_rows_by_subgroups(const ReduceOp& op) {
+  const Storage& src = storage_[op.src.buffer];
+  const Storage& dst = storage_[op.dst.buffer];
+  const int64_t sg = target_.min_subgroup_size();
+  if (src.kind != Storage::Kind::kDistributed || !region_is_whole(kernel_, op.src) || src.shape.empty() ||
+      op.dim != static_cast<int32_t>(src.shape.size()) - 1 || !target_.has(TargetFeature::kSubgroupArithmetic) ||
+      sg <= 1 || sg != target_.max_subgroup_size() || kernel_.threads % sg != 0 || src.shape.back() % sg != 0 ||
+      numel(src.shape) % kernel_.threads != 0)
+    return false;
+  const int64_t row = src.shape.back(), threads = kernel_.threads;
+  if (row % threads != 0 && threads % row != 0) return false;
+  if (dst.kind == Storage::Kind::kDistributed && !region_is_whole(kernel_, op.dst)) return false;
+  const std::vector<int64_t> out_shape(src.shape.begin(), src.shape.end() - 1);
+  const int64_t outputs = numel(out_shape), parts = (row % threads == 0 ? threads : row) / sg;
+  const DType src_type = kernel_.symbol(op.src.buffer).dtype, t = scratch_type(src_type);
+  if (outputs * parts * dtype_size(t) > scratch_budget_bytes_) return false;
+  fn_.uses_subgroup_ops = true;
+  const uint32_t sc = scratch(t, outputs * parts);
+  const simt::Expr lane = simt::Expr::builtin(simt::Builtin::kSubgroupLane);
+  auto store_part = [&](uint32_t r, simt::Expr at) {
+    return if_then(bin(BinaryOp::kEq, lane, i32(0)), [&] {
+      simt::Stmt st;
+      st.kind = simt::StmtKind::kStore;
+      st.space = Space::kShared;
+      st.id = sc;
+      st.operands = {std::move(at), var(r)};
+      emit(std::move(st));
+      return absl::OkStatus();
+    });
+  };
+  auto element = [&](const simt::Expr& slot) {
+    return simt::Expr::cast(t, simt::Expr::load(Space::kPrivate, src.id, src_type, slot));
+  };
+  barrier_now();  // earlier readers of the scratch are done
+  if (row % threads == 0) {
+    // Rows of whole rounds: row r is slots r q .. r q + q - 1 of every thread, folded in the
+    // thread first; a subgroup's part of the row is its own columns.
+    const int64_t q = row / threads;
+    const bool unroll = target_.api != ApiKind::kSpirv;
+    RETURN_IF_ERROR(for_range("r", i32(0), i32(outputs), unroll, [&](const simt::Expr& r) -> absl::Status {
+      uint32_t v = new_var("fold", t);
+      assign(v, element(mul(r, i32(q))));
+      RETURN_IF_ERROR(for_range("q", i32(1), i32(q), unroll, [&](const simt::Expr& j) {
+        assign(v, combine(op.kind, var(v), element(add(mul(r, i32(q)), j))));
+        return absl::OkStatus();
+      }));
+      uint32_t red = new_var("sg", t);
+      assign(red, simt::Expr::subgroup_reduce(op.kind, var(v)));
+      return store_part(red, add(mul(r, i32(parts)), simt::Expr::builtin(simt::Builtin::kSubgroupId)));
+    }));
+  } else {
+    // Rows shorter than a round: each slot holds one element of some row per thread.
+    RETURN_IF_ERROR(for_owned(src, [&](const simt::Expr& slot, const std::vector<simt::Expr>& rel) -> absl::Status {
+      uint32_t red = new_var("sg", t);
+      assign(red, simt::Expr::subgroup_reduce(op.kind, element(slot)));
+      const std::vector<simt::Expr> r(rel.begin(), rel.end() - 1);
+      return store_part(red, add(mul(flat_index(r, out_shape), i32(parts)), bin(BinaryOp::kDiv, rel.back(), i32(sg))));
+    }));
+  }
+  barrier_now();
+  // Output o: its row's parts, in order, then the old value when accumulating.
+  auto combined = [&](const simt::Expr& o) {
+    uint32_t acc = new_var("acc", t);
+    assign(acc, simt::Expr::load(Space::kShared, sc, t, mul(o, i32(parts))));
+    for (int64_t w = 1; w < parts; ++w)
+      assign(acc, combine(op.kind, var(acc), simt::Expr::load(Space::kShared, sc, t, add(mul(o, i32(parts)), i32(w)))));
+    return acc;
+  };
+  const DType dst_type = kernel_.symbol(op.dst.buffer).dtype;
+  if (dst.kind == Storage::Kind::kDistributed) {
+    RETURN_IF_ERROR(for_owned(dst, [&](const simt::Expr& slot, const std::vector<simt::Expr>& orel) -> absl::Status {
+      uint32_t acc = combined(flat_index(orel, dst.shape));
+      if (op.accumulate)
+        assign(acc, combine(op.kind, var(acc), simt::Expr::load(Space::kPrivate, dst.id, dst_type, slot)));
+      assign_at(dst.id, slot, var(acc));
+      return absl::OkStatus();
+    }));
+    return true;
+  }
+  RETURN_IF_ERROR(for_cyclic(out_shape, /*unroll=*/false, [&](const std::vector<simt::Expr>& orel) -> absl::Status {
+    uint32_t acc = combined(flat_index(orel, out_shape));
+    ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(op.dst, orel));
+    if (op.accumulate) {
+      ASSIGN_OR_RETURN(simt::Expr old, read_element(op.dst.buffer, at));
+      assign(acc, combine(op.kind, var(acc), std::move(old)));
+    }
+    return write_element(op.dst.buffer, at, var(acc));
+  }));
+  return true;
+}
+
 absl::Status Lowerer::lower_reduce(const Stmt& s, const ReduceOp& op) {
   ASSIGN_OR_RETURN(std::vector<int64_t> src_shape, shape_of(op.src));
   if (op.dim < 0 || op.dim >= static_cast<int32_t>(src_shape.size()))
@@ -210,6 +310,8 @@ absl::Status Lowerer::lower_reduce(const Stmt& s, const ReduceOp& op) {
   const Storage& src = storage_[op.src.buffer];
   const Storage& dst = storage_[op.dst.buffer];
   if (outputs > 4096) return unsupported(s, "a reduction with more than 4096 outputs");
+  ASSIGN_OR_RETURN(bool by_rows, lower_reduce_rows_by_subgroups(op));
+  if (by_rows) return absl::OkStatus();
 
   // 1. Per-thread partials over the elements this thread reads.
   uint32_t part = new_var("part", t, static_cast<int32_t>(outputs));

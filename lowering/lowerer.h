@@ -183,6 +183,9 @@ class Lowerer {
   // ---- lower_compute.cc ----
   absl::Status lower_gemm(const Stmt& s, const GemmOp& op);
   absl::Status lower_reduce(const Stmt& s, const ReduceOp& op);
+  // The reduction along rows of a distributed source whose every subgroup lies in one row (see
+  // lower_compute.cc); false when the source, target or scratch do not allow it.
+  absl::StatusOr<bool> lower_reduce_rows_by_subgroups(const ReduceOp& op);
   // A shared scratch array of `type` with room for `elements`.
   uint32_t scratch(DType type, int64_t elements);
 
