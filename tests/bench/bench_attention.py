@@ -38,6 +38,13 @@ KERNELS = {
     ("bf16", 128): (os.path.join(BENCH_KERNELS, "flash_attention_d128.tile"),
                     "flash_attention_d128_bf16"),
 }
+# --block-m 128: 128 query rows per block, 256 threads (bf16 only).
+KERNELS_M128 = {
+    ("bf16", 64): (os.path.join(BENCH_KERNELS, "flash_attention_m128.tile"),
+                   "flash_attention_m128_d64_bf16"),
+    ("bf16", 128): (os.path.join(BENCH_KERNELS, "flash_attention_m128.tile"),
+                    "flash_attention_m128_d128_bf16"),
+}
 DEFAULT_CONFIGS = ["4,32,4096,128", "8,16,2048,64"]
 CHECK_SIZE = {"B": 1, "H": 2, "S": 256}
 
@@ -158,6 +165,9 @@ def main():
                         help="bf16 and/or f16, space- or comma-separated (default: bf16)")
     parser.add_argument("--causal", nargs="+", default=["0", "1"],
                         help="causal flags to run, 0 and/or 1 (default: both)")
+    parser.add_argument("--block-m", type=int, default=64, choices=(64, 128),
+                        help="query rows per block: 64 (the example's structure, default) or 128 "
+                             "(kernels/flash_attention_m128.tile, bf16 only)")
     parser.add_argument("--iters", type=int, default=3, help="tilert --bench launches")
     parser.add_argument("--timeout", type=int, default=300,
                         help="seconds one tilert command may take before its cell is n/a")
@@ -177,6 +187,10 @@ def main():
     for dtype in dtypes:
         if dtype not in ("f16", "bf16"):
             parser.error(f"--dtypes: unknown dtype '{dtype}' (f16, bf16)")
+    if args.block_m == 128:
+        if "f16" in dtypes:
+            parser.error("--block-m 128 has bf16 kernels only")
+        KERNELS.update(KERNELS_M128)
     for b, h, s, d in configs:
         if d not in (64, 128):
             parser.error(f"no tilert kernel for head dimension {d} (have 64, 128)")
