@@ -6,8 +6,9 @@
 // temporary accumulators and passed through shared memory:
 //
 //   [operands held in registers -> operand staging tile]   barrier
-//   temporaries = 0; temporaries += A * B (mma plan, per subgroup)
-//   temporaries -> product staging tile (f32)              barrier
+//   per 16-row strip of the subgroup's tile (mma plan):
+//     temporaries = 0; temporaries += A * B; temporaries -> product staging tile (f32)
+//                                                          barrier
 //   C[i, j] += product[i, j]  (each thread its own elements)
 //
 // Staging tiles are padded by 8 elements per row: the 8 rows an ldmatrix phase reads, and the
@@ -139,17 +140,6 @@ absl::Status Lowerer::lower_staged_matrix_gemm(const GemmOp& op, const StagedGem
   // Staged operands are visible, and every thread has read the previous product back out.
   barrier_now();
 
-  std::vector<uint32_t> accumulators;
-  for (int i = 0; i < p.tiles_m * p.tiles_n; ++i) {
-    accumulators.push_back(static_cast<uint32_t>(fn_.matrices.size()));
-    fn_.matrices.push_back({absl::StrCat("product", temp_counter_, "_", i), simt::MatrixUse::kAccumulator,
-                            DType::kF32, kTile, kTile});
-    simt::Stmt fill;
-    fill.kind = simt::StmtKind::kMatrixFill;
-    fill.id = accumulators.back();
-    fill.operands = {simt::Expr::float_const(0, DType::kF32)};
-    emit(std::move(fill));
-  }
   uint32_t row0 = new_var("sg_row", DType::kI32), col0 = new_var("sg_col", DType::kI32);
   {
     MatrixOrigin o = matrix_origin(p, simt::Expr::builtin(simt::Builtin::kSubgroupId));
@@ -171,19 +161,38 @@ absl::Status Lowerer::lower_staged_matrix_gemm(const GemmOp& op, const StagedGem
                                      : shared_operand(op.a, a, op.transpose_a);
   MatrixSource b_src = g.b_pitch > 0 ? staged(operand_stages_.at(p.input), g.b_offset, g.b_pitch)
                                      : shared_operand(op.b, b, op.transpose_b);
-  RETURN_IF_ERROR(emit_matrix_products(p, a_src, b_src, accumulators, var(row0), var(col0)));
-
-  for (int i = 0; i < p.tiles_m; ++i)
+  // One 16-row strip of the subgroup's tile at a time: the product leaves the registers right
+  // after, so only tiles_n accumulators are live (the element-wise accumulator C already holds
+  // registers of its own); the B strip is loaded again per strip, which costs shared-memory reads
+  // instead of spills.
+  std::vector<uint32_t> accumulators;
+  for (int j = 0; j < p.tiles_n; ++j) {
+    accumulators.push_back(static_cast<uint32_t>(fn_.matrices.size()));
+    fn_.matrices.push_back({absl::StrCat("product", temp_counter_, "_", j), simt::MatrixUse::kAccumulator,
+                            DType::kF32, kTile, kTile});
+  }
+  MatrixGemmPlan strip = p;
+  strip.tiles_m = 1;
+  for (int i = 0; i < p.tiles_m; ++i) {
+    for (uint32_t m : accumulators) {
+      simt::Stmt fill;
+      fill.kind = simt::StmtKind::kMatrixFill;
+      fill.id = m;
+      fill.operands = {simt::Expr::float_const(0, DType::kF32)};
+      emit(std::move(fill));
+    }
+    simt::Expr row = add(var(row0), i32(i * kTile));
+    RETURN_IF_ERROR(emit_matrix_products(strip, a_src, b_src, accumulators, row, var(col0)));
     for (int j = 0; j < p.tiles_n; ++j) {
       simt::Stmt st;
       st.kind = simt::StmtKind::kMatrixStore;
-      st.id = accumulators[i * p.tiles_n + j];
+      st.id = accumulators[j];
       st.space = Space::kShared;
       st.array = product;
-      st.operands = {add(mul(add(var(row0), i32(i * kTile)), i32(g.c_pitch)), add(var(col0), i32(j * kTile))),
-                     i32(g.c_pitch)};
+      st.operands = {add(mul(row, i32(g.c_pitch)), add(var(col0), i32(j * kTile))), i32(g.c_pitch)};
       emit(std::move(st));
     }
+  }
   barrier_now();  // the whole product is in the staging tile
 
   const Storage& c = storage_[op.c.buffer];
