@@ -1,5 +1,6 @@
 #include "lowering/fragment_layout.h"
 
+#include <functional>
 #include <map>
 #include <set>
 
@@ -35,12 +36,36 @@ class LayoutInference {
       gemm_accumulators_.clear();
       not_matrix_.clear();
       warpgroup_tiles_.clear();
+      elementwise_.clear();
+      matrix_gemms_.clear();
       allow_warpgroup_ = false;
       walk(k_.body);
     }
+    // Element-wise access needs the mma layout: products of warpgroup plans stay in flight.
+    for (SymbolId id : elementwise_)
+      if (auto it = out_.matrix_plans.find(id); it != out_.matrix_plans.end() && it->second.warpgroup)
+        not_matrix_.insert(id);
+    // A matrix gemm reads fragment operands from shared memory; one that is itself a matrix
+    // accumulator cannot be, so its reader is not one either.
+    for (const GemmOp* g : matrix_gemms_)
+      for (SymbolId operand : {g->a.buffer, g->b.buffer})
+        if (is_fragment(operand) && gemm_accumulators_.contains(operand) && !not_matrix_.contains(operand))
+          not_matrix_.insert(g->c.buffer);
     for (SymbolId id : gemm_accumulators_) {
-      if (!not_matrix_.contains(id)) out_.by_symbol[id] = FragmentLayout::kMatrix;
-      else out_.matrix_plans.erase(id);
+      if (!not_matrix_.contains(id)) {
+        out_.by_symbol[id] = FragmentLayout::kMatrix;
+        if (elementwise_.contains(id)) out_.elementwise_matrices.insert(id);
+      } else {
+        out_.matrix_plans.erase(id);
+      }
+    }
+    for (const GemmOp* g : matrix_gemms_) {
+      if (!out_.matrix_plans.contains(g->c.buffer)) continue;
+      for (SymbolId operand : {g->a.buffer, g->b.buffer})
+        if (is_fragment(operand)) {
+          out_.by_symbol[operand] = FragmentLayout::kShared;
+          out_.matrix_operand_fragments.insert(operand);
+        }
     }
     // Operand tiles of warpgroup gemms whose accumulator stayed in matrix registers.
     for (const auto& [tile, acc] : warpgroup_tiles_)
@@ -72,7 +97,9 @@ class LayoutInference {
       not_matrix(g->b.buffer);
       if (is_fragment(g->c.buffer)) {
         gemm_accumulators_.insert(g->c.buffer);
-        if (std::optional<MatrixGemmPlan> plan = plan_matrix_gemm(k_, *g, target_, allow_warpgroup_).plan) {
+        matrix_gemms_.push_back(g);
+        if (std::optional<MatrixGemmPlan> plan =
+                plan_matrix_gemm(k_, *g, target_, allow_warpgroup_, /*stage_fragments=*/elementwise_ok_).plan) {
           auto [it, fresh] = out_.matrix_plans.emplace(g->c.buffer, *plan);
           if (!fresh && it->second.warpgroup != plan->warpgroup) warpgroup_mixed_ = true;
           for (SymbolId tile : {g->a.buffer, g->b.buffer}) {
@@ -95,9 +122,44 @@ class LayoutInference {
       not_matrix(c->dst.buffer);
       region_exprs(c->src);
       region_exprs(c->dst);
+    } else if (const auto* p = s.as<ParallelOp>()) {
+      parallel_matrix_uses(*p);
     } else {
       // Any other statement mentioning a fragment (its regions, loads, targets) rules it out.
       visit_mentions(s);
+    }
+  }
+
+  // A parallel body may keep one matrix accumulator (on targets whose elements the lowering can
+  // address) when it accesses it only at the iteration's own element and no other fragment so.
+  void parallel_matrix_uses(const ParallelOp& p) {
+    std::map<SymbolId, bool> own;  // fragment -> every access at the iteration's own element
+    auto access = [&](SymbolId id, const std::vector<Expr>& indices) {
+      if (!is_fragment(id)) return;
+      const bool local = owner_local(p, indices, constant_shape(k_.symbol(id)));
+      auto [it, fresh] = own.emplace(id, local);
+      if (!fresh) it->second = it->second && local;
+    };
+    std::function<void(const Expr&)> loads = [&](const Expr& e) {
+      if (e.kind == ExprKind::kLoad) access(e.symbol, e.args);
+      for (const Expr& a : e.args) loads(a);
+    };
+    visit_stmts(p.body, [&](const Stmt& b) {
+      if (const auto* a = b.as<AssignOp>()) {
+        access(a->target, a->indices);
+        loads(a->value);
+        for (const Expr& i : a->indices) loads(i);
+      } else if (const auto* i = b.as<IfOp>()) {
+        loads(i->condition);
+      } else {
+        visit_mentions(b);
+      }
+    });
+    int local_count = 0;
+    for (const auto& [id, local] : own) local_count += local;
+    for (const auto& [id, local] : own) {
+      if (!local || !elementwise_ok_ || local_count > 1) not_matrix(id);
+      else elementwise_.insert(id);
     }
   }
 
@@ -167,6 +229,9 @@ class LayoutInference {
   bool allow_warpgroup_ = false, warpgroup_mixed_ = false;
   std::multimap<SymbolId, SymbolId> warpgroup_tiles_;  // operand tile -> accumulator
   std::set<SymbolId> row_major_tiles_;                   // operand tiles of other matrix plans
+  const bool elementwise_ok_ = matrix_elements_addressable(target_);
+  std::set<SymbolId> elementwise_;                       // accumulators parallel bodies access
+  std::vector<const GemmOp*> matrix_gemms_;              // gemms into fragments
 };
 
 }  // namespace

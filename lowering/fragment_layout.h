@@ -23,6 +23,11 @@ struct FragmentLayouts {
   std::map<SymbolId, MatrixGemmPlan> matrix_plans;  // of the kMatrix fragments
   // Shared tiles read by warpgroup gemms: stored swizzled (lowering/matrix_plan.h).
   std::set<SymbolId> swizzled_tiles;
+  // Matrix accumulators that parallel bodies also read and write element by element (targets
+  // with matrix_elements_addressable), and the fragments matrix gemms take as operands (kept in
+  // shared memory with padded rows, where the matrix loads read them).
+  std::set<SymbolId> elementwise_matrices;
+  std::set<SymbolId> matrix_operand_fragments;
   FragmentLayout of(SymbolId id) const;
 };
 
@@ -33,8 +38,11 @@ bool owner_local(const ParallelOp& op, const std::vector<Expr>& indices,
                  const std::vector<int64_t>& frag_shape);
 
 // A fragment is a matrix accumulator when it is the accumulator of a gemm, every gemm into it has
-// a matrix plan on `target`, and it is otherwise only filled whole and copied whole to something
-// that is not a fragment. Else it is distributed unless a parallel body reads or writes it at a
+// a matrix plan on `target`, and it is otherwise only filled whole, copied whole to something
+// that is not a fragment, and (on targets whose accumulator elements the lowering can address,
+// with mma plans) read and written by parallel bodies at their own iteration's element, with no
+// other fragment accessed that way in the same body. Fragment operands of its gemms are then
+// shared-backed. Else it is distributed unless a parallel body reads or writes it at a
 // position other than its own iteration's, or it is copied to a fragment of another shape (the
 // destination's owner reads elements the source's owner holds).
 // With `allow_warpgroup`, gemms take warpgroup plans where plan_matrix_gemm offers them.

@@ -153,6 +153,19 @@ class ParallelBody {
   absl::Status assign(const AssignOp& a) {
     ASSIGN_OR_RETURN(simt::Expr value, l_.expr(a.value));
     const Storage& st = l_.storage_[a.target];
+    if (st.kind == Storage::Kind::kMatrix) {
+      if (!l_.parallel_->matrix || l_.parallel_->matrix != &st || !owner_local(*l_.parallel_->op, a.indices, st.shape))
+        return absl::InternalError(absl::StrCat("kernel ", l_.kernel_.name, ": matrix accumulator ",
+                                                l_.kernel_.symbol(a.target).name,
+                                                " written outside the walk over its elements"));
+      simt::Stmt s;
+      s.kind = simt::StmtKind::kMatrixElementStore;
+      s.id = l_.parallel_->matrix_id;
+      s.a = static_cast<uint32_t>(l_.parallel_->element);
+      s.operands = {simt::Expr::cast(DType::kF32, std::move(value))};
+      l_.emit(std::move(s));
+      return absl::OkStatus();
+    }
     if (st.kind == Storage::Kind::kDistributed) {
       if (!owner_local(*l_.parallel_->op, a.indices, st.shape))
         return absl::InternalError(absl::StrCat("kernel ", l_.kernel_.name, ": fragment ",
@@ -174,6 +187,51 @@ class ParallelBody {
 
 }  // namespace
 
+// Lane L of the subgroup owning accumulator (ti, tj) of the plan holds its elements k at row
+// L / 4 + 8 ((k / 2) % 2) and column 8 (k / 4) + 2 (L % 4) + k % 2 of the 16x16 tile
+// (matrix_element_coords): each is one iteration of the loop, its variables set from them. The
+// inference admits only loops over the accumulator's whole shape, so every iteration is one
+// element and each element is visited by its holder.
+absl::Status Lowerer::lower_parallel_over_matrix(const ParallelOp& op, const Storage& m) {
+  const MatrixGemmPlan& p = m.plan;
+  if (p.warpgroup || op.vars.size() != 2)
+    return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": a parallel loop over a warpgroup "
+                                            "accumulator or not over two dimensions"));
+  uint32_t row0 = new_var("sg_row", DType::kI32), col0 = new_var("sg_col", DType::kI32);
+  uint32_t group = new_var("lane_group", DType::kI32), quad = new_var("lane_quad", DType::kI32);
+  {
+    MatrixOrigin o = matrix_origin(p, simt::Expr::builtin(simt::Builtin::kSubgroupId));
+    assign(row0, std::move(o.row));
+    assign(col0, std::move(o.col));
+    const simt::Expr lane = simt::Expr::builtin(simt::Builtin::kSubgroupLane);
+    assign(group, bin(BinaryOp::kDiv, lane, i32(4)));
+    assign(quad, bin(BinaryOp::kMod, lane, i32(4)));
+  }
+  for (int ti = 0; ti < p.tiles_m; ++ti)
+    for (int tj = 0; tj < p.tiles_n; ++tj)
+      for (int k = 0; k < kMatrixAccumulatorElements; ++k) {
+        const MatrixElementCoords c = matrix_element_coords(k);
+        uint32_t i = new_var(kernel_.symbol(op.vars[0]).name, DType::kI32);
+        uint32_t j = new_var(kernel_.symbol(op.vars[1]).name, DType::kI32);
+        assign(i, add(var(row0), add(i32(int64_t{ti} * kMatrixTile + c.row_offset), mul(var(group), i32(c.row_of_group)))));
+        assign(j, add(var(col0), add(i32(int64_t{tj} * kMatrixTile + c.col_offset), mul(var(quad), i32(c.col_of_quad)))));
+        bound_[op.vars[0]] = var(i);
+        bound_[op.vars[1]] = var(j);
+        ParallelFrame frame;
+        frame.op = &op;
+        frame.slot = i32(0);
+        frame.matrix = &m;
+        frame.matrix_id = m.matrices[static_cast<size_t>(ti) * p.tiles_n + tj];
+        frame.element = k;
+        parallel_ = frame;
+        absl::Status st = ParallelBody(*this).block(op.body);
+        parallel_.reset();
+        RETURN_IF_ERROR(st);
+      }
+  for (SymbolId v : op.vars) bound_.erase(v);
+  return absl::OkStatus();
+}
+
 absl::Status Lowerer::lower_parallel(const Stmt& s, const ParallelOp& op) {
   std::vector<int64_t> begins, extents;
   for (size_t d = 0; d < op.vars.size(); ++d) {
@@ -183,6 +241,24 @@ absl::Status Lowerer::lower_parallel(const Stmt& s, const ParallelOp& op) {
     begins.push_back(*b);
     extents.push_back(std::max<int64_t>(0, *e - *b));
   }
+  // A parallel body over a matrix accumulator walks the elements each lane holds.
+  const Storage* matrix = nullptr;
+  visit_stmts(op.body, [&](const Stmt& b) {
+    auto check = [&](SymbolId id) {
+      if (storage_[id].kind == Storage::Kind::kMatrix) matrix = &storage_[id];
+    };
+    std::function<void(const Expr&)> loads = [&](const Expr& e) {
+      if (e.kind == ExprKind::kLoad) check(e.symbol);
+      for (const Expr& a : e.args) loads(a);
+    };
+    if (const auto* a = b.as<AssignOp>()) {
+      check(a->target);
+      loads(a->value);
+    } else if (const auto* i = b.as<IfOp>()) {
+      loads(i->condition);
+    }
+  });
+  if (matrix) return lower_parallel_over_matrix(op, *matrix);
   Storage iteration;  // the iteration space walked like a distributed fragment of its shape
   iteration.shape = extents;
   const int64_t n = numel(extents);

@@ -297,6 +297,13 @@ absl::StatusOr<simt::Expr> Lowerer::expr(const Expr& e) {
         idx.push_back(simt::Expr::cast(DType::kI32, std::move(v)));
       }
       const Storage& st = storage_[e.symbol];
+      if (st.kind == Storage::Kind::kMatrix) {
+        if (!parallel_ || parallel_->matrix != &st || !owner_local(*parallel_->op, e.args, st.shape))
+          return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": matrix accumulator ",
+                                                  kernel_.symbol(e.symbol).name,
+                                                  " read outside the walk over its elements"));
+        return simt::Expr::cast(e.type, simt::Expr::matrix_element(parallel_->matrix_id, parallel_->element));
+      }
       if (st.kind == Storage::Kind::kDistributed) {
         if (!parallel_ || !owner_local(*parallel_->op, e.args, st.shape))
           return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": fragment ",

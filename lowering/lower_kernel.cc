@@ -221,7 +221,12 @@ absl::StatusOr<simt::Function> Lowerer::run() {
       case SymbolKind::kFragment:
         switch (layouts_.of(id)) {
           case FragmentLayout::kDistributed: st.kind = Storage::Kind::kDistributed; break;
-          case FragmentLayout::kShared: st.kind = Storage::Kind::kShared; break;
+          case FragmentLayout::kShared:
+            st.kind = Storage::Kind::kShared;
+            // Rows 16 bytes longer: the 8 rows one ldmatrix phase reads fall in different banks.
+            if (layouts_.matrix_operand_fragments.contains(id) && st.shape.size() == 2)
+              st.pitch = st.shape.back() + 8;
+            break;
           case FragmentLayout::kMatrix: declare_matrix_accumulator(sym, st, layouts_.matrix_plans.at(id)); break;
         }
         break;

@@ -330,7 +330,15 @@ class Lowerer {
     const ParallelOp* op = nullptr;
     std::vector<int64_t> extents;
     simt::Expr slot;
+    // Iterating over the elements of a matrix accumulator a parallel body accesses
+    // (FragmentLayouts::elementwise_matrices): the accumulator, and this iteration's matrix and
+    // element of the lane's share.
+    const Storage* matrix = nullptr;
+    uint32_t matrix_id = 0;
+    int element = 0;
   };
+  // Runs parallel loop `op` over the lane's elements of matrix accumulator `m`.
+  absl::Status lower_parallel_over_matrix(const ParallelOp& op, const Storage& m);
   std::optional<ParallelFrame> parallel_;
   std::map<SymbolId, simt::Expr> bound_;  // loop variables -> their SIMT value
   // The block's place in the grid as the kernel sees it (bx, by) when order_blocks remapped it.

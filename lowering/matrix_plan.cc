@@ -128,6 +128,14 @@ std::optional<MatrixGemmPlan> warpgroup_plan(int64_t m, int64_t n, int64_t k, in
 
 }  // namespace
 
+bool matrix_elements_addressable(const TargetDescription& target) {
+  return target.api == ApiKind::kPtx && target.min_subgroup_size() == 32 && target.max_subgroup_size() == 32;
+}
+
+MatrixElementCoords matrix_element_coords(int element) {
+  return {1, 8 * ((element / 2) % 2), 2, 8 * (element / 4) + element % 2};
+}
+
 int matrix_subgroup_size(const TargetDescription& target, DType input) {
   if (target.min_subgroup_size() != target.max_subgroup_size()) return 0;
   switch (target.api) {

@@ -46,6 +46,19 @@ struct MatrixGemmPlan {
 // cut into 128-byte column blocks.
 int64_t wgmma_swizzle_bytes(int64_t row_bytes);
 
+// Whether the lowering may read and write single elements of `target`'s 16x16 accumulators
+// (simt matrix_element / matrix_element_store): PTX, whose emitter holds them in the
+// mma.m16n8k16 C layout. Lane L's element k (of kMatrixAccumulatorElements) is then row
+// L / 4 + 8 ((k / 2) % 2), column 8 (k / 4) + 2 (L % 4) + k % 2 (PTX ISA, "Matrix Fragments for
+// mma.m16n8k16"). Cooperative matrices (SPIR-V) do not say which element a lane holds.
+inline constexpr int kMatrixAccumulatorElements = 8;
+bool matrix_elements_addressable(const TargetDescription& target);
+struct MatrixElementCoords {
+  int row_of_group = 0, row_offset = 0;  // row = row_offset + row_of_group * (lane / 4)
+  int col_of_quad = 0, col_offset = 0;   // col = col_offset + col_of_quad * (lane % 4)
+};
+MatrixElementCoords matrix_element_coords(int element);
+
 // Rows of a warpgroup strip and threads of a warpgroup (wgmma's m64 and its 4 warps).
 inline constexpr int kWarpgroupRows = 64;
 inline constexpr int kWarpgroupThreads = 128;

@@ -169,6 +169,15 @@ Expr Expr::subgroup_reduce(ReduceKind kind, Expr value) {
   return e;
 }
 
+Expr Expr::matrix_element(uint32_t matrix, int element) {
+  Expr e;
+  e.kind = ExprKind::kMatrixElement;
+  e.type = DType::kF32;
+  e.id = matrix;
+  e.int_value = element;
+  return e;
+}
+
 Expr Expr::mbarrier_test(uint32_t array, Expr index, Expr parity) {
   Expr e;
   e.kind = ExprKind::kMbarrierTest;
@@ -248,6 +257,7 @@ class Printer {
       case ExprKind::kSubgroupReduce:
         return absl::StrCat("subgroup_", av(reduce_kind_name(static_cast<ReduceKind>(e.op))), "(",
                             expr(e.args[0]), ")");
+      case ExprKind::kMatrixElement: return absl::StrCat(matrix_name(e.id), ".element[", e.int_value, "]");
       case ExprKind::kMbarrierTest:
         return absl::StrCat("mbarrier_test(", array_name(Space::kShared, e.id), "[", expr(e.args[0]),
                             "], parity ", expr(e.args[1]), ")");
@@ -318,6 +328,9 @@ class Printer {
         return;
       case StmtKind::kMatrixMulAdd:
         absl::StrAppend(out, pad, matrix_name(s.id), " += ", matrix_name(s.a), " * ", matrix_name(s.b), "\n");
+        return;
+      case StmtKind::kMatrixElementStore:
+        absl::StrAppend(out, pad, matrix_name(s.id), ".element[", s.a, "] = ", expr(s.operands[0]), "\n");
         return;
       case StmtKind::kAsyncCopy:
         absl::StrAppend(out, pad, "async_copy ", s.a, " bytes ", array_name(Space::kShared, s.id), "[",

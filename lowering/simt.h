@@ -70,6 +70,10 @@ std::string_view builtin_name(Builtin b);
                                            every lane combined, result on all lanes; only in \
                                            control flow uniform across the subgroup, whose  \
                                            lanes all exist (PTX shuffles with a full mask) */ \
+  X(kMatrixElement, "matrix_element") /* id: accumulator matrix; int_value: element k of the  \
+                                         lane's share, in the layout the target exposes      \
+                                         (matrix_plan.h, matrix_element_coords; PTX only);   \
+                                         f32 */                                              \
   X(kMbarrierTest, "mbarrier_test") /* id: shared array of hardware mbarriers; args [index, \
                                        parity] (i32): bool, whether the phase with that parity \
                                        has completed (PTX mbarrier.try_wait.parity: may       \
@@ -106,6 +110,7 @@ struct Expr {
   static Expr load(Space space, uint32_t array, DType element_type, Expr index);
   static Expr subgroup_reduce(ReduceKind kind, Expr value);
   static Expr mbarrier_test(uint32_t array, Expr index, Expr parity);
+  static Expr matrix_element(uint32_t matrix, int element);
   bool operator==(const Expr&) const = default;
 };
 
@@ -132,6 +137,9 @@ struct Expr {
                                      [offset, stride] as for matrix_load */                     \
   X(kMatrixMulAdd, "matrix_mul_add") /* id: accumulator C; a, b: matrices of use A and B;      \
                                         C = A * B + C */                                       \
+  X(kMatrixElementStore, "matrix_element_store") /* id: accumulator; a: element k of the      \
+                                                    lane's share (see matrix_element);       \
+                                                    operands [value] (f32) */                \
   X(kAsyncCopy, "async_copy") /* id: shared array (destination), array: global array (source,  \
                                  same element type); a: bytes (16); operands [shared index,     \
                                  global index] in elements, both 16-byte aligned. Completes     \

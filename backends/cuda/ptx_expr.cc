@@ -176,6 +176,10 @@ absl::StatusOr<PtxValue> FunctionEmitter::expr(const Expr& e) {
     case ExprKind::kLoad: RETURN_IF_ERROR(need(1)); return load(e);
     case ExprKind::kSubgroupReduce: RETURN_IF_ERROR(need(1)); return subgroup_reduce(e);
     case ExprKind::kMbarrierTest: RETURN_IF_ERROR(need(2)); return mbarrier_test(e);
+    case ExprKind::kMatrixElement: {
+      RETURN_IF_ERROR(check_matrix_element(e.id, e.int_value, "matrix_element"));
+      return cast(PtxValue{matrix_reg(e.id, static_cast<int>(e.int_value)), DType::kF32}, e.type);
+    }
   }
   return error(absl::StrCat("unknown expression kind #", static_cast<int>(e.kind)));
 }

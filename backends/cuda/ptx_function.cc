@@ -283,6 +283,14 @@ absl::Status FunctionEmitter::statement(const Stmt& s) {
     case StmtKind::kMatrixLoad: RETURN_IF_ERROR(need(2)); return matrix_load(s);
     case StmtKind::kMatrixStore: RETURN_IF_ERROR(need(2)); return matrix_store(s);
     case StmtKind::kMatrixMulAdd: return matrix_mul_add(s);
+    case StmtKind::kMatrixElementStore: {
+      RETURN_IF_ERROR(need(1));
+      RETURN_IF_ERROR(check_matrix_element(s.id, s.a, "matrix_element_store"));
+      ASSIGN_OR_RETURN(PtxValue value, expr(s.operands[0]));
+      ASSIGN_OR_RETURN(value, cast(value, DType::kF32));
+      line(absl::StrCat("mov.f32 ", matrix_reg(s.id, static_cast<int>(s.a)), ", ", value.reg));
+      return absl::OkStatus();
+    }
     case StmtKind::kAsyncCopy: RETURN_IF_ERROR(need(2)); return async_copy(s);
     case StmtKind::kAsyncCommit: return async_commit();
     case StmtKind::kAsyncWait: return async_wait(s);

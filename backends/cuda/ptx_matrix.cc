@@ -285,6 +285,17 @@ absl::Status FunctionEmitter::matrix_store(const Stmt& s) {
   return absl::OkStatus();
 }
 
+absl::Status FunctionEmitter::check_matrix_element(uint32_t id, int64_t element, std::string_view statement) const {
+  ASSIGN_OR_RETURN(const MatrixVariable* m, matrix(id, statement));
+  if (m->use != MatrixUse::kAccumulator)
+    return error(absl::StrCat(av(statement), " of ", m->name, " (use ", av(simt::matrix_use_name(m->use)),
+                              "); only accumulators are read and written by element"));
+  if (element < 0 || element >= matrix_registers(MatrixUse::kAccumulator))
+    return error(absl::StrCat(av(statement), ": element ", element, " of ", m->name, "; a lane holds ",
+                              matrix_registers(MatrixUse::kAccumulator)));
+  return absl::OkStatus();
+}
+
 absl::Status FunctionEmitter::matrix_mul_add(const Stmt& s) {
   ASSIGN_OR_RETURN(const MatrixVariable* c, matrix(s.id, "matrix_mul_add"));
   ASSIGN_OR_RETURN(const MatrixVariable* a, matrix(s.a, "matrix_mul_add"));

@@ -130,6 +130,8 @@ absl::StatusOr<std::string> Emitter::expr(const simt::Expr& e) {
     case ExprKind::kSubgroupReduce: return subgroup_reduce(e);
     case ExprKind::kMbarrierTest:
       return absl::UnimplementedError("hardware mbarriers are not emitted for AMDGCN");
+    case ExprKind::kMatrixElement:
+      return absl::UnimplementedError("matrix statements (MFMA / WMMA) are not emitted for AMDGCN yet");
   }
   return absl::InvalidArgumentError("unknown simt expression kind");
 }

@@ -232,26 +232,36 @@ const simt::SharedArray* shared_array(const simt::Function& f, std::string_view 
   return nullptr;
 }
 
-TEST_CASE("staged matrix gemms: accumulators read element-wise still multiply on the matrix unit") {
+TEST_CASE("attention's gemms on PTX: scores staged, the output accumulator worked on in matrix registers") {
   Kernel k = parsed(staged_kernel());
   FragmentLayouts l = infer_fragment_layouts(k, sm90a(), true);
+  // scores is reduced (not element-wise only): distributed, its gemm staged. acc is only
+  // rescaled at its own elements: a matrix accumulator, probs its operand in shared memory.
   CHECK(l.of(symbol(k, "scores")) == FragmentLayout::kDistributed);
-  CHECK(l.of(symbol(k, "acc")) == FragmentLayout::kDistributed);
+  CHECK(l.of(symbol(k, "acc")) == FragmentLayout::kMatrix);
+  CHECK(l.elementwise_matrices == std::set<SymbolId>{symbol(k, "acc")});
+  CHECK(l.of(symbol(k, "probs")) == FragmentLayout::kShared);
+  CHECK(l.matrix_operand_fragments == std::set<SymbolId>{symbol(k, "probs")});
+  CHECK(!l.matrix_plans.at(symbol(k, "acc")).warpgroup);
   for (const TargetDescription* t : {&sm80(), &sm90a()}) {
     INFO(t->name());
     absl::StatusOr<simt::Function> f = lower_kernel(k, *t, {.warpgroup_mma = true});
     REQUIRE_MESSAGE(f.ok(), f.status().ToString());
     // Both gemms: 64x64 over 4 warps is 2x2 subgroups of 2x2 accumulators, k 64 = 4 steps.
     CHECK(count(f->body, simt::StmtKind::kMatrixMulAdd) == 2 * 4 * 4);
+    // The staged product of the first (4 per subgroup) and the copy out of acc (4).
     CHECK(count(f->body, simt::StmtKind::kMatrixStore) == 2 * 4);
     CHECK(count(f->body, simt::StmtKind::kWarpgroupMma) == 0);
+    // acc * 0.5: every element of the lane's 4 accumulators, written in place.
+    CHECK(count(f->body, simt::StmtKind::kMatrixElementStore) == 4 * 8);
     const simt::SharedArray* product = shared_array(*f, "matrix_product");
-    const simt::SharedArray* operand = shared_array(*f, "matrix_operand_f16");
+    const simt::SharedArray* probs = shared_array(*f, "probs");
     REQUIRE(product);
-    REQUIRE(operand);
+    REQUIRE(probs);
+    CHECK(shared_array(*f, "matrix_operand_f16") == nullptr);  // probs is read where it is
     CHECK(product->type == DType::kF32);
     CHECK(product->count == 64 * 72);   // rows padded by 8 elements
-    CHECK(operand->count == 64 * 72);   // probs, 64 x 64 padded
+    CHECK(probs->count == 64 * 72);
     CHECK(f->shared_bytes() <= t->shared_memory_per_block);
   }
 }
@@ -275,11 +285,17 @@ TEST_CASE("staged matrix gemms: staging that does not fit keeps the plain path")
 }
 
 TEST_CASE("matrix plan: gemms that stay on the plain path say why") {
-  // The accumulator read element-wise by a parallel body: distributed registers instead.
+  // The accumulator read element-wise by a parallel body: in matrix registers on PTX with an mma
+  // plan, distributed registers with a warpgroup plan (products in flight) and on SPIR-V.
   Kernel par = parsed(gemm_kernel(128, "gemm As, Bs -> acc",
                                   "parallel i, j in 0 .. 128, 0 .. 128 { C[by * 128 + i, bx * 128 + j] = acc[i, j] * 2.0 }"));
-  CHECK(infer_fragment_layouts(par, sm90a()).of(symbol(par, "acc")) == FragmentLayout::kDistributed);
-  CHECK(infer_fragment_layouts(par, sm90a()).swizzled_tiles.empty());
+  CHECK(infer_fragment_layouts(par, sm90a()).of(symbol(par, "acc")) == FragmentLayout::kMatrix);
+  CHECK(infer_fragment_layouts(par, sm90a(), true).of(symbol(par, "acc")) == FragmentLayout::kDistributed);
+  CHECK(infer_fragment_layouts(par, sm90a(), true).swizzled_tiles.empty());
+  // Read at another element (a transposed read): distributed everywhere.
+  Kernel other = parsed(gemm_kernel(128, "gemm As, Bs -> acc",
+                                    "parallel i, j in 0 .. 128, 0 .. 128 { C[by * 128 + i, bx * 128 + j] = acc[j, i] }"));
+  CHECK(infer_fragment_layouts(other, sm90a()).of(symbol(other, "acc")) != FragmentLayout::kMatrix);
 
   auto why = [](const std::string& text, const TargetDescription& t) {
     Kernel k = parsed(text);

@@ -117,6 +117,10 @@ Id Emitter::expr(const simt::Expr& e) {
     }
     case ExprKind::kMbarrierTest:
       return fail(absl::UnimplementedError("hardware mbarriers have no SPIR-V counterpart"));
+    case ExprKind::kMatrixElement:
+      return fail(absl::UnimplementedError(
+          "cooperative matrices do not expose which element a lane holds; the lowering reads them "
+          "element by element only on PTX targets"));
     case ExprKind::kSubgroupReduce: {
       if (!o_.subgroup_arithmetic) {
         return fail(absl::UnimplementedError(

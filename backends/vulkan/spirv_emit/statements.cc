@@ -89,6 +89,11 @@ void Emitter::statement(const simt::Stmt& s) {
     case StmtKind::kMatrixMulAdd:
       matrix_statement(s);
       return;
+    case StmtKind::kMatrixElementStore:
+      fail(absl::UnimplementedError(
+          "cooperative matrices do not expose which element a lane holds; the lowering writes them "
+          "element by element only on PTX targets"));
+      return;
     case StmtKind::kAsyncCopy:
     case StmtKind::kAsyncCommit:
     case StmtKind::kAsyncWait:

@@ -95,6 +95,31 @@ TEST_CASE("column-major matrix loads swap .trans and the middle two 8x8 blocks")
   check_assembles(f);
 }
 
+TEST_CASE("accumulator elements are read and written as the lane's registers") {
+  // Before the store: element 3 of the accumulator doubled, element 6 set from element 0.
+  simt::Function f = matrix_product_kernel(DType::kF16, 1);
+  simt::Stmt twice;
+  twice.kind = simt::StmtKind::kMatrixElementStore;
+  twice.id = 0;
+  twice.a = 3;
+  twice.operands = {Expr::binary(BinaryOp::kMul, Expr::matrix_element(0, 3), f32(2.0))};
+  simt::Stmt copy = twice;
+  copy.a = 6;
+  copy.operands = {Expr::matrix_element(0, 0)};
+  f.body.insert(f.body.begin() + 5, {twice, copy});
+  std::string ptx = emit_or_fail(f, "ptx:sm_80");
+  CHECK(contains(ptx, "mov.f32 %mat0_3, "));
+  CHECK(contains(ptx, "mov.f32 %mat0_6, %mat0_0"));
+  check_assembles(f);
+
+  simt::Function bad = f;
+  bad.body[5].a = 8;  // a lane holds 8 elements
+  CHECK(contains(emit_status(bad).ToString(), "element 8 of acc"));
+  bad = f;
+  bad.body[6].operands = {Expr::matrix_element(1, 0)};  // an A matrix
+  CHECK(contains(emit_status(bad).ToString(), "only accumulators are read and written by element"));
+}
+
 TEST_CASE("matrix statements address dynamic shared memory") {
   simt::Function f = matrix_product_kernel(DType::kF16, 2);
   f.shared.push_back({"pad", DType::kF32, 16 * 1024});  // 64 KiB more: over the static limit
