@@ -140,20 +140,9 @@ class LayoutInference {
       auto [it, fresh] = own.emplace(id, local);
       if (!fresh) it->second = it->second && local;
     };
-    std::function<void(const Expr&)> loads = [&](const Expr& e) {
-      if (e.kind == ExprKind::kLoad) access(e.symbol, e.args);
-      for (const Expr& a : e.args) loads(a);
-    };
+    visit_parallel_accesses(p, access);
     visit_stmts(p.body, [&](const Stmt& b) {
-      if (const auto* a = b.as<AssignOp>()) {
-        access(a->target, a->indices);
-        loads(a->value);
-        for (const Expr& i : a->indices) loads(i);
-      } else if (const auto* i = b.as<IfOp>()) {
-        loads(i->condition);
-      } else {
-        visit_mentions(b);
-      }
+      if (b.as<AssignOp>() == nullptr && b.as<IfOp>() == nullptr) visit_mentions(b);
     });
     int local_count = 0;
     for (const auto& [id, local] : own) local_count += local;
@@ -188,7 +177,7 @@ class LayoutInference {
   void visit(const Stmt& s) {
     matrix_uses(s);
     if (const auto* p = s.as<ParallelOp>()) {
-      for (const Stmt& b : p->body) visit_parallel_stmt(*p, b);
+      visit_parallel_accesses(*p, [&](SymbolId id, const std::vector<Expr>& indices) { check_access(*p, id, indices); });
     } else if (const auto* c = s.as<CopyOp>()) {
       if (is_fragment(c->src.buffer) && is_fragment(c->dst.buffer) &&
           constant_shape(k_.symbol(c->src.buffer)) != constant_shape(k_.symbol(c->dst.buffer)))
@@ -198,23 +187,6 @@ class LayoutInference {
       // a fragment still reached is kept where every thread can see it).
       if (is_fragment(a->target)) make_shared(a->target);
     }
-  }
-
-  void visit_parallel_stmt(const ParallelOp& p, const Stmt& s) {
-    if (const auto* a = s.as<AssignOp>()) {
-      check_access(p, a->target, a->indices);
-      visit_expr(p, a->value);
-      for (const Expr& i : a->indices) visit_expr(p, i);
-    } else if (const auto* i = s.as<IfOp>()) {
-      visit_expr(p, i->condition);
-      for (const Stmt& b : i->then_body) visit_parallel_stmt(p, b);
-      for (const Stmt& b : i->else_body) visit_parallel_stmt(p, b);
-    }
-  }
-
-  void visit_expr(const ParallelOp& p, const Expr& e) {
-    if (e.kind == ExprKind::kLoad) check_access(p, e.symbol, e.args);
-    for (const Expr& a : e.args) visit_expr(p, a);
   }
 
   void check_access(const ParallelOp& p, SymbolId id, const std::vector<Expr>& indices) {
@@ -239,6 +211,28 @@ class LayoutInference {
 FragmentLayout FragmentLayouts::of(SymbolId id) const {
   auto it = by_symbol.find(id);
   return it == by_symbol.end() ? FragmentLayout::kShared : it->second;
+}
+
+void visit_parallel_accesses(const ParallelOp& op,
+                             const std::function<void(SymbolId, const std::vector<Expr>&)>& fn) {
+  std::function<void(const Expr&)> loads = [&](const Expr& e) {
+    if (e.kind == ExprKind::kLoad) fn(e.symbol, e.args);
+    for (const Expr& a : e.args) loads(a);
+  };
+  std::function<void(const Block&)> block = [&](const Block& b) {
+    for (const Stmt& s : b) {
+      if (const auto* a = s.as<AssignOp>()) {
+        fn(a->target, a->indices);
+        loads(a->value);
+        for (const Expr& i : a->indices) loads(i);
+      } else if (const auto* i = s.as<IfOp>()) {
+        loads(i->condition);
+        block(i->then_body);
+        block(i->else_body);
+      }
+    }
+  };
+  block(op.body);
 }
 
 bool owner_local(const ParallelOp& op, const std::vector<Expr>& indices,

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <vector>
@@ -36,6 +37,11 @@ struct FragmentLayouts {
 // indices are the loop variables in order. Then iteration and element have the same flat number.
 bool owner_local(const ParallelOp& op, const std::vector<Expr>& indices,
                  const std::vector<int64_t>& frag_shape);
+
+// Calls fn(symbol, indices) for every element access in the parallel body of `op`: assignment
+// targets and loads, in values, indices and if conditions, nested ifs included.
+void visit_parallel_accesses(const ParallelOp& op,
+                             const std::function<void(SymbolId, const std::vector<Expr>&)>& fn);
 
 // A fragment is a matrix accumulator when it is the accumulator of a gemm, every gemm into it has
 // a matrix plan on `target`, and it is otherwise only filled whole, copied whole to something

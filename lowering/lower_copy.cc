@@ -197,12 +197,9 @@ absl::Status Lowerer::lower_parallel_over_matrix(const ParallelOp& op, const Sto
   if (p.warpgroup || op.vars.size() != 2)
     return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": a parallel loop over a warpgroup "
                                             "accumulator or not over two dimensions"));
-  uint32_t row0 = new_var("sg_row", DType::kI32), col0 = new_var("sg_col", DType::kI32);
+  const MatrixOrigin origin = subgroup_origin(p, simt::Expr::builtin(simt::Builtin::kSubgroupId));
   uint32_t group = new_var("lane_group", DType::kI32), quad = new_var("lane_quad", DType::kI32);
   {
-    MatrixOrigin o = matrix_origin(p, simt::Expr::builtin(simt::Builtin::kSubgroupId));
-    assign(row0, std::move(o.row));
-    assign(col0, std::move(o.col));
     const simt::Expr lane = simt::Expr::builtin(simt::Builtin::kSubgroupLane);
     assign(group, bin(BinaryOp::kDiv, lane, i32(4)));
     assign(quad, bin(BinaryOp::kMod, lane, i32(4)));
@@ -213,8 +210,8 @@ absl::Status Lowerer::lower_parallel_over_matrix(const ParallelOp& op, const Sto
         const MatrixElementCoords c = matrix_element_coords(k);
         uint32_t i = new_var(kernel_.symbol(op.vars[0]).name, DType::kI32);
         uint32_t j = new_var(kernel_.symbol(op.vars[1]).name, DType::kI32);
-        assign(i, add(var(row0), add(i32(int64_t{ti} * kMatrixTile + c.row_offset), mul(var(group), i32(c.row_of_group)))));
-        assign(j, add(var(col0), add(i32(int64_t{tj} * kMatrixTile + c.col_offset), mul(var(quad), i32(c.col_of_quad)))));
+        assign(i, add(origin.row, add(i32(int64_t{ti} * kMatrixTile + c.row_offset), mul(var(group), i32(c.row_of_group)))));
+        assign(j, add(origin.col, add(i32(int64_t{tj} * kMatrixTile + c.col_offset), mul(var(quad), i32(c.col_of_quad)))));
         bound_[op.vars[0]] = var(i);
         bound_[op.vars[1]] = var(j);
         ParallelFrame frame;
@@ -243,20 +240,8 @@ absl::Status Lowerer::lower_parallel(const Stmt& s, const ParallelOp& op) {
   }
   // A parallel body over a matrix accumulator walks the elements each lane holds.
   const Storage* matrix = nullptr;
-  visit_stmts(op.body, [&](const Stmt& b) {
-    auto check = [&](SymbolId id) {
-      if (storage_[id].kind == Storage::Kind::kMatrix) matrix = &storage_[id];
-    };
-    std::function<void(const Expr&)> loads = [&](const Expr& e) {
-      if (e.kind == ExprKind::kLoad) check(e.symbol);
-      for (const Expr& a : e.args) loads(a);
-    };
-    if (const auto* a = b.as<AssignOp>()) {
-      check(a->target);
-      loads(a->value);
-    } else if (const auto* i = b.as<IfOp>()) {
-      loads(i->condition);
-    }
+  visit_parallel_accesses(op, [&](SymbolId id, const std::vector<Expr>&) {
+    if (storage_[id].kind == Storage::Kind::kMatrix) matrix = &storage_[id];
   });
   if (matrix) return lower_parallel_over_matrix(op, *matrix);
   Storage iteration;  // the iteration space walked like a distributed fragment of its shape

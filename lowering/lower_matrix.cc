@@ -62,6 +62,16 @@ Lowerer::MatrixOrigin Lowerer::matrix_origin(const MatrixGemmPlan& p, const simt
   return o;
 }
 
+Lowerer::MatrixOrigin Lowerer::subgroup_origin(const MatrixGemmPlan& p, const simt::Expr& sg) {
+  MatrixOrigin o = matrix_origin(p, sg);
+  uint32_t row0 = new_var("sg_row", DType::kI32), col0 = new_var("sg_col", DType::kI32);
+  assign(row0, std::move(o.row));
+  assign(col0, std::move(o.col));
+  o.row = var(row0);
+  o.col = var(col0);
+  return o;
+}
+
 // One warpgroup_mma per strip and k step of 16, all in one commit group. Usually the group is
 // waited for at the end, so the operand tiles and the accumulators are free again when the gemm
 // ends; in a pipeline with a spare buffer (defer_warpgroup_wait_) only the group before it is.
@@ -157,14 +167,9 @@ absl::Status Lowerer::lower_matrix_gemm(const Stmt& s, const GemmOp& op) {
   if (p.warpgroup) return lower_warpgroup_gemm(op, a, b, c);
   uint32_t sg = new_var("sg", DType::kI32);
   assign(sg, simt::Expr::builtin(simt::Builtin::kSubgroupId));
-  uint32_t row0 = new_var("sg_row", DType::kI32), col0 = new_var("sg_col", DType::kI32);
-  {
-    MatrixOrigin o = matrix_origin(p, var(sg));
-    assign(row0, std::move(o.row));
-    assign(col0, std::move(o.col));
-  }
+  const MatrixOrigin o = subgroup_origin(p, var(sg));
   return emit_matrix_products(p, shared_operand(op.a, a, op.transpose_a), shared_operand(op.b, b, op.transpose_b),
-                              c.matrices, var(row0), var(col0));
+                              c.matrices, o.row, o.col);
 }
 
 Lowerer::MatrixSource Lowerer::shared_operand(const Region& r, const Storage& st, bool transposed) {
@@ -242,10 +247,7 @@ absl::Status Lowerer::lower_matrix_copy_out(const Storage& acc, const Region& ds
   uint32_t sg = new_var("sg", DType::kI32), base = new_var("sg_stage", DType::kI32);
   assign(sg, simt::Expr::builtin(simt::Builtin::kSubgroupId));
   assign(base, mul(var(sg), i32(kTileElements)));
-  uint32_t row0 = new_var("sg_row", DType::kI32), col0 = new_var("sg_col", DType::kI32);
-  MatrixOrigin origin = matrix_origin(p, var(sg));
-  assign(row0, std::move(origin.row));
-  assign(col0, std::move(origin.col));
+  const MatrixOrigin origin = subgroup_origin(p, var(sg));
   auto subgroup_barrier = [&] {
     simt::Stmt b;
     b.kind = simt::StmtKind::kBarrier;
@@ -270,8 +272,8 @@ absl::Status Lowerer::lower_matrix_copy_out(const Storage& acc, const Region& ds
                                 [&](const simt::Expr& e) -> absl::Status {
         uint32_t idx = new_var("idx", DType::kI32);
         assign(idx, add(simt::Expr::builtin(simt::Builtin::kSubgroupLane), mul(e, i32(p.subgroup_size))));
-        simt::Expr r = add(var(row0), add(i32(i * origin.row_step), bin(BinaryOp::kDiv, var(idx), i32(kTile))));
-        simt::Expr col = add(var(col0), add(i32(j * kTile), bin(BinaryOp::kMod, var(idx), i32(kTile))));
+        simt::Expr r = add(origin.row, add(i32(i * origin.row_step), bin(BinaryOp::kDiv, var(idx), i32(kTile))));
+        simt::Expr col = add(origin.col, add(i32(j * kTile), bin(BinaryOp::kMod, var(idx), i32(kTile))));
         ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(dst, {r, col}));
         for (simt::Expr& c : at) {  // each coordinate once: the bounds test and the address use it
           uint32_t v = new_var("at", DType::kI32);

@@ -140,12 +140,7 @@ absl::Status Lowerer::lower_staged_matrix_gemm(const GemmOp& op, const StagedGem
   // Staged operands are visible, and every thread has read the previous product back out.
   barrier_now();
 
-  uint32_t row0 = new_var("sg_row", DType::kI32), col0 = new_var("sg_col", DType::kI32);
-  {
-    MatrixOrigin o = matrix_origin(p, simt::Expr::builtin(simt::Builtin::kSubgroupId));
-    assign(row0, std::move(o.row));
-    assign(col0, std::move(o.col));
-  }
+  const MatrixOrigin origin = subgroup_origin(p, simt::Expr::builtin(simt::Builtin::kSubgroupId));
   auto staged = [&](uint32_t array, int64_t offset, int64_t pitch) {
     MatrixSource src;
     src.array = array;
@@ -181,15 +176,15 @@ absl::Status Lowerer::lower_staged_matrix_gemm(const GemmOp& op, const StagedGem
       fill.operands = {simt::Expr::float_const(0, DType::kF32)};
       emit(std::move(fill));
     }
-    simt::Expr row = add(var(row0), i32(i * kTile));
-    RETURN_IF_ERROR(emit_matrix_products(strip, a_src, b_src, accumulators, row, var(col0)));
+    simt::Expr row = add(origin.row, i32(i * kTile));
+    RETURN_IF_ERROR(emit_matrix_products(strip, a_src, b_src, accumulators, row, origin.col));
     for (int j = 0; j < p.tiles_n; ++j) {
       simt::Stmt st;
       st.kind = simt::StmtKind::kMatrixStore;
       st.id = accumulators[j];
       st.space = Space::kShared;
       st.array = product;
-      st.operands = {add(mul(row, i32(g.c_pitch)), add(var(col0), i32(j * kTile))), i32(g.c_pitch)};
+      st.operands = {add(mul(row, i32(g.c_pitch)), add(origin.col, i32(j * kTile))), i32(g.c_pitch)};
       emit(std::move(st));
     }
   }

@@ -243,6 +243,8 @@ class Lowerer {
     int64_t row_step = 16;
   };
   MatrixOrigin matrix_origin(const MatrixGemmPlan& plan, const simt::Expr& sg);
+  // The same, computed once into two variables (row and col are those variables).
+  MatrixOrigin subgroup_origin(const MatrixGemmPlan& plan, const simt::Expr& sg);
   // Where a matrix product reads one operand: logical element (row, col) of the operand (A is
   // m x k, B k x n) lies at flat offset at(row, col) of shared array `array`, whose stored rows
   // are `stride` elements apart; a transposed operand is stored column-major.
