@@ -83,6 +83,7 @@ absl::StatusOr<PhysicalDeviceInfo> describe(const Dispatch& vk, VkPhysicalDevice
   info.max_shared_memory_bytes = basic.limits.maxComputeSharedMemorySize;
   info.max_invocations = basic.limits.maxComputeWorkGroupInvocations;
   info.max_push_constant_bytes = basic.limits.maxPushConstantsSize;
+  info.timestamp_period_ns = basic.limits.timestampPeriod;
 
   ASSIGN_OR_RETURN(std::vector<std::string> extensions, device_extensions(vk, handle));
   // Vulkan 1.2 devices report driver properties and the 1.1/1.2 feature blocks; older ones only
@@ -138,6 +139,13 @@ absl::StatusOr<PhysicalDeviceInfo> describe(const Dispatch& vk, VkPhysicalDevice
     return absl::NotFoundError(absl::StrCat("Vulkan device ", info.name, " has no compute queue"));
   }
   info.compute_queue_family = *family;
+  {
+    uint32_t count = 0;
+    vk.vkGetPhysicalDeviceQueueFamilyProperties(handle, &count, nullptr);
+    std::vector<VkQueueFamilyProperties> families(count);
+    vk.vkGetPhysicalDeviceQueueFamilyProperties(handle, &count, families.data());
+    if (*family < count) info.timestamp_valid_bits = families[*family].timestampValidBits;
+  }
   return info;
 }
 

@@ -27,6 +27,9 @@ struct PhysicalDeviceInfo {
   uint32_t api_version = 0;
   VkPhysicalDeviceType type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
   uint32_t compute_queue_family = 0;
+  // Timestamps on the compute queue: valid bits (0: none) and nanoseconds per tick.
+  uint32_t timestamp_valid_bits = 0;
+  float timestamp_period_ns = 0;
 
   uint32_t subgroup_size = 0;
   VkShaderStageFlags subgroup_stages = 0;

@@ -1,7 +1,9 @@
 #include "backends/vulkan/memory.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "ir/status.h"
@@ -49,7 +51,8 @@ absl::StatusOr<RawBuffer> create_raw(const Device& device, size_t size, VkBuffer
   const Dispatch& vk = device.vk();
   RawBuffer raw;
   VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-  info.size = size == 0 ? 4 : size;  // Vulkan forbids empty buffers
+  // Vulkan forbids empty buffers; whole words let vkCmdFillBuffer zero every byte.
+  info.size = std::max<size_t>(4, (size + 3) / 4 * 4);
   info.usage = usage;
   info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VK_RETURN_IF_ERROR(vk.vkCreateBuffer(device.handle(), &info, nullptr, &raw.buffer),
@@ -120,6 +123,27 @@ absl::Status staged_copy(Device& device, VkBuffer device_buffer, size_t offset, 
 
 }  // namespace
 
+namespace {
+
+// Fills a buffer that is not mapped with zeros on the queue (no staging buffer).
+absl::Status zero_on_device(Device& device, VkBuffer buffer) {
+  const Dispatch& vk = device.vk();
+  return device.submit_and_wait(
+      [&](VkCommandBuffer commands) {
+        vk.vkCmdFillBuffer(commands, buffer, 0, VK_WHOLE_SIZE, 0);
+        VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+        barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+        barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                                VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+        vk.vkCmdPipelineBarrier(commands, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                0, 1, &barrier, 0, nullptr, 0, nullptr);
+      },
+      kTransferTimeout, "zeroing a buffer");
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Buffer>> Buffer::create(std::shared_ptr<Device> device, size_t size,
                                                        bool force_staging) {
   RETURN_IF_ERROR(device->check_usable());
@@ -138,8 +162,32 @@ absl::StatusOr<std::unique_ptr<Buffer>> Buffer::create(std::shared_ptr<Device> d
     buffer->coherent_ = (raw.flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
   }
   // New buffers read as zero, as on the cpu backend, so results never depend on stale memory.
-  std::vector<uint8_t> zeros(size);
-  RETURN_IF_ERROR(buffer->upload(0, zeros.data(), size));
+  if (buffer->mapped_ == nullptr) {
+    RETURN_IF_ERROR(zero_on_device(*buffer->device_, buffer->buffer_));
+  } else {
+    std::vector<uint8_t> zeros(size);
+    RETURN_IF_ERROR(buffer->upload(0, zeros.data(), size));
+  }
+  return buffer;
+}
+
+absl::StatusOr<std::unique_ptr<Buffer>> Buffer::create_host_visible(std::shared_ptr<Device> device,
+                                                                    size_t size) {
+  RETURN_IF_ERROR(device->check_usable());
+  ASSIGN_OR_RETURN(RawBuffer raw,
+                   create_raw(*device, size, kStorageUsage,
+                              VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                              VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT));
+  std::unique_ptr<Buffer> buffer(new Buffer());
+  buffer->device_ = std::move(device);
+  buffer->size_ = size;
+  buffer->buffer_ = raw.buffer;
+  buffer->memory_ = raw.memory;
+  buffer->coherent_ = true;
+  VK_RETURN_IF_ERROR(buffer->device_->vk().vkMapMemory(buffer->device_->handle(), raw.memory, 0,
+                                                       VK_WHOLE_SIZE, 0, &buffer->mapped_),
+                     "vkMapMemory");
+  std::memset(buffer->mapped_, 0, size);
   return buffer;
 }
 

@@ -1,6 +1,8 @@
 // Storage buffers on a Vulkan device. Memory is device-local; when that memory is also
 // host-visible (integrated GPUs, lavapipe) uploads and downloads map it directly, otherwise they
-// go through a host-visible staging buffer and a copy on the compute queue.
+// go through a host-visible staging buffer and a copy on the compute queue. Small records the
+// host writes and reads around every launch (status records) live in host-visible memory
+// instead, so a launch needs no transfer of its own.
 #pragma once
 
 #include <chrono>
@@ -22,6 +24,11 @@ class Buffer {
   // to exercise that path on lavapipe).
   static absl::StatusOr<std::unique_ptr<Buffer>> create(std::shared_ptr<Device> device,
                                                         size_t size, bool force_staging = false);
+  // Mapped memory the host reads and writes directly (device-local too where the device has
+  // such memory), zeroed. For a few words read after each launch; kernels reach it over the bus
+  // on discrete GPUs, so bulk data does not belong there.
+  static absl::StatusOr<std::unique_ptr<Buffer>> create_host_visible(std::shared_ptr<Device> device,
+                                                                     size_t size);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;

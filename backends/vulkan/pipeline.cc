@@ -86,6 +86,13 @@ absl::StatusOr<std::unique_ptr<ComputePipeline>> ComputePipeline::create(
   VK_RETURN_IF_ERROR(vk.vkCreateComputePipelines(handle, device->pipeline_cache(), 1, &create,
                                                  nullptr, &pipeline->pipeline_),
                      where + "vkCreateComputePipelines");
+  if (device->info().timestamp_valid_bits > 0) {
+    VkQueryPoolCreateInfo query{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    query.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    query.queryCount = 2;
+    VK_RETURN_IF_ERROR(vk.vkCreateQueryPool(handle, &query, nullptr, &pipeline->timestamps_),
+                       where + "vkCreateQueryPool");
+  }
   return pipeline;
 }
 
@@ -93,6 +100,7 @@ ComputePipeline::~ComputePipeline() {
   const Dispatch& vk = device_->vk();
   VkDevice handle = device_->handle();
   if (!device_->check_usable().ok()) device_->wait_idle();  // a timed-out dispatch may still run
+  if (timestamps_ != VK_NULL_HANDLE) vk.vkDestroyQueryPool(handle, timestamps_, nullptr);
   if (pipeline_ != VK_NULL_HANDLE) vk.vkDestroyPipeline(handle, pipeline_, nullptr);
   if (layout_ != VK_NULL_HANDLE) vk.vkDestroyPipelineLayout(handle, layout_, nullptr);
   if (set_layout_ != VK_NULL_HANDLE) vk.vkDestroyDescriptorSetLayout(handle, set_layout_, nullptr);
@@ -118,6 +126,7 @@ absl::Status ComputePipeline::dispatch(std::span<Buffer* const> buffers,
     }
   }
   RETURN_IF_ERROR(device_->check_usable());
+  std::lock_guard<std::mutex> lock(dispatch_mutex_);
   const Dispatch& vk = device_->vk();
   VkDevice handle = device_->handle();
 
@@ -163,7 +172,13 @@ absl::Status ComputePipeline::dispatch(std::span<Buffer* const> buffers,
                                   static_cast<uint32_t>(push_constants.size()),
                                   push_constants.data());
           }
+          if (timestamps_ != VK_NULL_HANDLE) {
+            vk.vkCmdResetQueryPool(commands, timestamps_, 0, 2);
+            vk.vkCmdWriteTimestamp(commands, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, timestamps_, 0);
+          }
           vk.vkCmdDispatch(commands, grid.x, grid.y, grid.z);
+          if (timestamps_ != VK_NULL_HANDLE)
+            vk.vkCmdWriteTimestamp(commands, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps_, 1);
           // Make the kernel's writes visible to mapped reads and later transfers.
           VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
           barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
@@ -173,6 +188,17 @@ absl::Status ComputePipeline::dispatch(std::span<Buffer* const> buffers,
                                   1, &barrier, 0, nullptr, 0, nullptr);
         },
         timeout, absl::StrCat("kernel ", kernel_name_, ": dispatch"));
+  }
+  last_device_seconds_ = 0;
+  if (status.ok() && timestamps_ != VK_NULL_HANDLE) {
+    uint64_t ticks[2] = {0, 0};
+    if (vk.vkGetQueryPoolResults(handle, timestamps_, 0, 2, sizeof(ticks), ticks, sizeof(uint64_t),
+                                 VK_QUERY_RESULT_64_BIT) == VK_SUCCESS) {
+      const uint32_t bits = device_->info().timestamp_valid_bits;
+      const uint64_t mask = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+      last_device_seconds_ = static_cast<double>((ticks[1] - ticks[0]) & mask) *
+                             device_->info().timestamp_period_ns * 1e-9;
+    }
   }
   // A timed-out dispatch still uses the set: its pool stays until the device is gone.
   if (!absl::IsDeadlineExceeded(status)) vk.vkDestroyDescriptorPool(handle, pool, nullptr);

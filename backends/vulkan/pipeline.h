@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 
@@ -44,6 +45,10 @@ class ComputePipeline {
                         GridSize grid, std::chrono::milliseconds timeout);
 
   const std::string& kernel_name() const { return kernel_name_; }
+  // How long the last dispatch ran on the device, between timestamps written before and after
+  // it (seconds; 0 where the queue has no timestamps or nothing ran yet). Launch overhead on the
+  // host is not in it.
+  double last_device_seconds() const { return last_device_seconds_; }
 
  private:
   ComputePipeline() = default;
@@ -55,6 +60,9 @@ class ComputePipeline {
   VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
   VkPipelineLayout layout_ = VK_NULL_HANDLE;
   VkPipeline pipeline_ = VK_NULL_HANDLE;
+  VkQueryPool timestamps_ = VK_NULL_HANDLE;  // two: before and after the dispatch
+  double last_device_seconds_ = 0;
+  std::mutex dispatch_mutex_;  // one dispatch at a time uses the set layout's queries
 };
 
 }  // namespace tilert::vulkan
