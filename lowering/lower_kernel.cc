@@ -564,7 +564,11 @@ absl::StatusOr<simt::Function> lower_kernel(const Kernel& kernel, const TargetDe
                                                    " threads per block; ", target.name(), " allows at most ",
                                                    target.max_threads_per_block));
   Lowerer lowerer(kernel, target, options);
-  return lowerer.run();
+  absl::StatusOr<simt::Function> f = lowerer.run();
+  if (f.ok() || !absl::IsResourceExhausted(f.status()) || !lowerer.used_small_pipeline_reserve()) return f;
+  Lowerer again(kernel, target, options);
+  again.full_pipeline_reserve();
+  return again.run();
 }
 
 }  // namespace tilert::lowering

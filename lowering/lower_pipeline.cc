@@ -1,5 +1,6 @@
 // Pipelined loops as asynchronous multi-stage pipelines, on targets with asynchronous copies
-// (TargetFeature::kAsyncCopy: PTX cp.async). A loop qualifies when its body starts with copies of
+// (TargetFeature::kAsyncCopy: PTX cp.async); SPIR-V targets stage through registers instead
+// (lower_register_pipeline.cc). A loop qualifies when its body starts with copies of
 // global tensors into whole shared tiles ("staged tiles") that nothing else in the kernel writes
 // or mentions outside the loop. Each staged tile gets `stages` buffers; the copies for iteration
 // i + stages - 1 are issued while iteration i computes:
@@ -47,8 +48,12 @@ int64_t staged_pitch(const std::vector<int64_t>& shape, int64_t elem) {
 }  // namespace
 
 std::optional<Lowerer::PipelinePlan> Lowerer::plan_pipeline(const Stmt& loop, const ForOp& op) {
-  if (op.kind != LoopKind::kPipelined || !target_.has(TargetFeature::kAsyncCopy) || scheduled_) return std::nullopt;
+  if (op.kind != LoopKind::kPipelined || scheduled_) return std::nullopt;
   PipelinePlan plan;
+  // Without asynchronous copies, SPIR-V pipelines stage through registers (chunk_load /
+  // chunk_store, which the AMDGCN emitter does not have yet).
+  plan.register_staged = !target_.has(TargetFeature::kAsyncCopy);
+  if (plan.register_staged && target_.api != ApiKind::kSpirv) return std::nullopt;
   std::set<SymbolId> tiles;
   int64_t stage_bytes = 0;
   for (const Stmt& s : op.body) {
@@ -94,9 +99,26 @@ std::optional<Lowerer::PipelinePlan> Lowerer::plan_pipeline(const Stmt& loop, co
   // Room for what the rest of the kernel may still add (scratch, matrix staging) is kept free.
   const int64_t other = fn_.shared_bytes() - stage_bytes + scratch_budget_bytes_;
   absl::StatusOr<int> stages = choose_pipeline_stages(stage_bytes, op.stages, target_, std::max<int64_t>(0, other));
+  if (plan.register_staged && !full_reserve_ && (!stages.ok() || *stages < 2) && op.stages != 1) {
+    const int64_t small = fn_.shared_bytes() - stage_bytes + std::min<int64_t>(scratch_budget_bytes_, 4096);
+    stages = choose_pipeline_stages(stage_bytes, 2, target_, std::max<int64_t>(0, small));
+    if (stages.ok() && *stages == 2) small_reserve_used_ = true;
+  }
   if (!stages.ok() || *stages < 2) return std::nullopt;
   plan.stages = *stages;
   plan.buffers = *stages;
+  if (plan.register_staged) {
+    // Registers hold one stage ahead: two buffers, and at most 16 chunks (64 words) a thread.
+    // Small shared memories (Vulkan's 48 KB) rarely hold two stages next to the full reserve;
+    // a small one usually covers what follows (matrix copy-out staging), and lower_kernel
+    // redoes the lowering with the full reserve when it does not.
+    constexpr int64_t kMaxChunksPerThread = 16;
+    int64_t chunks = 0;
+    for (const CopyOp* c : plan.copies) chunks += register_chunks_per_thread(*c);
+    if (chunks > kMaxChunksPerThread) return std::nullopt;
+    plan.stages = plan.buffers = 2;
+    return plan;
+  }
   // Warpgroup gemms can leave their product in flight if a spare buffer fits, and only when they
   // read nothing but staged tiles: another tile could be overwritten by ordinary stores after the
   // next barrier while the product still reads it.
@@ -115,6 +137,26 @@ std::optional<Lowerer::PipelinePlan> Lowerer::plan_pipeline(const Stmt& loop, co
   return plan;
 }
 
+absl::StatusOr<simt::Expr> Lowerer::staged_tile_in_chunks(const CopyOp& c) {
+  const Storage& dst = storage_[c.dst.buffer];
+  const Storage& src = storage_[c.src.buffer];
+  const int64_t per_chunk = kChunkBytes / dtype_size(kernel_.symbol(c.dst.buffer).dtype);
+  std::vector<simt::Expr> first(dst.shape.size(), i32(0)), last;
+  for (int64_t extent : dst.shape) last.push_back(i32(extent - 1));
+  ASSIGN_OR_RETURN(std::vector<simt::Expr> tile_first, region_coords(c.src, first));
+  ASSIGN_OR_RETURN(std::vector<simt::Expr> tile_last, region_coords(c.src, last));
+  ASSIGN_OR_RETURN(simt::Expr first_inside, tensor_in_bounds(src, tile_first));
+  ASSIGN_OR_RETURN(simt::Expr last_inside, tensor_in_bounds(src, tile_last));
+  ASSIGN_OR_RETURN(simt::Expr tile_flat, tensor_flat_index(src, tile_first));
+  ASSIGN_OR_RETURN(simt::Expr row_length, expr(kernel_.symbol(c.src.buffer).shape.back()));
+  auto multiple_of_chunk = [&](simt::Expr v) {
+    return bin(BinaryOp::kEq, bin(BinaryOp::kMod, simt::Expr::cast(DType::kI32, std::move(v)), i32(per_chunk)),
+               i32(0));
+  };
+  return bin(BinaryOp::kAnd, bin(BinaryOp::kAnd, first_inside, last_inside),
+             bin(BinaryOp::kAnd, multiple_of_chunk(tile_flat), multiple_of_chunk(row_length)));
+}
+
 absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::Expr& stage) {
   for (const CopyOp* c : plan.copies) {
     Storage& dst = storage_[c->dst.buffer];
@@ -127,22 +169,10 @@ absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::E
     simt::Expr base = mul(stage, i32(n));
     // Usually the whole tile lies inside the tensor and its rows start 16-byte aligned: then every
     // chunk is one cp.async with no test of its own. The test is uniform across the block.
-    std::vector<simt::Expr> first(chunk_shape.size(), i32(0)), last;
-    for (int64_t extent : dst.shape) last.push_back(i32(extent - 1));
-    ASSIGN_OR_RETURN(std::vector<simt::Expr> tile_first, region_coords(c->src, first));
-    ASSIGN_OR_RETURN(std::vector<simt::Expr> tile_last, region_coords(c->src, last));
-    ASSIGN_OR_RETURN(simt::Expr first_inside, tensor_in_bounds(src, tile_first));
-    ASSIGN_OR_RETURN(simt::Expr last_inside, tensor_in_bounds(src, tile_last));
-    ASSIGN_OR_RETURN(simt::Expr tile_flat, tensor_flat_index(src, tile_first));
-    ASSIGN_OR_RETURN(simt::Expr row_length, expr(kernel_.symbol(c->src.buffer).shape.back()));
-    auto multiple_of_chunk = [&](simt::Expr v) {
-      return bin(BinaryOp::kEq, bin(BinaryOp::kMod, simt::Expr::cast(DType::kI32, std::move(v)), i32(per_chunk)),
-                 i32(0));
-    };
     simt::Stmt whole;
     whole.kind = simt::StmtKind::kIf;
-    whole.operands = {bin(BinaryOp::kAnd, bin(BinaryOp::kAnd, first_inside, last_inside),
-                          bin(BinaryOp::kAnd, multiple_of_chunk(tile_flat), multiple_of_chunk(row_length)))};
+    ASSIGN_OR_RETURN(simt::Expr inside, staged_tile_in_chunks(*c));
+    whole.operands = {std::move(inside)};
     // `at`: the chunk's shared and global offsets when the caller has them at hand.
     auto unchecked_chunk = [&](const std::vector<simt::Expr>& chunk,
                                std::optional<std::pair<simt::Expr, simt::Expr>> at = std::nullopt) -> absl::Status {
@@ -299,6 +329,7 @@ absl::Status Lowerer::lower_pipelined(const Stmt& loop, const ForOp& op, const P
     fn_.shared[st.id].count = st.buffer_elements() * buffers;
   }
   if (!plan.tensor.empty()) return lower_tensor_pipelined(op, plan, loop);
+  if (plan.register_staged) return lower_register_pipelined(op, plan);
   ASSIGN_OR_RETURN(simt::Expr begin, expr(op.begin));
   ASSIGN_OR_RETURN(simt::Expr end, expr(op.end));
   uint32_t first = new_var("pipe_begin", DType::kI32), trip = new_var("pipe_trip", DType::kI32);

@@ -105,6 +105,11 @@ class Lowerer {
  public:
   Lowerer(const Kernel& kernel, const TargetDescription& target, const LowerOptions& options);
   absl::StatusOr<simt::Function> run();
+  // Register-staged pipelines that fit only by keeping a small shared reserve (see
+  // plan_pipeline) were planned; a lowering that then runs out of shared memory is redone with
+  // the full reserve (full_pipeline_reserve).
+  bool used_small_pipeline_reserve() const { return small_reserve_used_; }
+  void full_pipeline_reserve() { full_reserve_ = true; }
 
   // ---- lower_kernel.cc ----
   absl::Status lower_block(const Block& block);
@@ -205,15 +210,26 @@ class Lowerer {
     int buffers = 2;
     // One per copy when the tensor-copy engine fills the stages (lower_tensor_copy.cc); else empty.
     std::vector<TensorCopyPlan> tensor;
+    // Targets without asynchronous copies: the next iteration's 16-byte chunks are loaded into
+    // registers before the body and stored after it (lower_register_pipeline.cc); two buffers.
+    bool register_staged = false;
   };
   std::optional<PipelinePlan> plan_pipeline(const Stmt& loop, const ForOp& op);
   absl::Status lower_pipelined(const Stmt& loop, const ForOp& op, const PipelinePlan& plan);
   absl::Status issue_stage_copies(const PipelinePlan& plan, const simt::Expr& stage);
+  // Whether staged copy `c` reads a tile that lies wholly inside its tensor with rows starting
+  // 16-byte aligned (every chunk then moves whole, untested); uniform across the block.
+  absl::StatusOr<simt::Expr> staged_tile_in_chunks(const CopyOp& c);
   // Binds the loop variable of pipelined `op` to `first` + `i` (a fresh variable).
   void bind_pipeline_var(const ForOp& op, uint32_t first, const simt::Expr& i);
   // The body after the staged copies for iteration `i`, reading the staged tiles' `buffer`.
   absl::Status lower_pipeline_body(const ForOp& op, const PipelinePlan& plan, uint32_t first, const simt::Expr& i,
                                    const simt::Expr& buffer);
+
+  // ---- lower_register_pipeline.cc ----
+  // Chunks (16 bytes) of staged tile copy `c` each thread moves per stage, and the loop's total.
+  int64_t register_chunks_per_thread(const CopyOp& c) const;
+  absl::Status lower_register_pipelined(const ForOp& op, const PipelinePlan& plan);
 
   // ---- lower_tensor_copy.cc ----
   // Fills plan.tensor (and the function's tensor maps) when every staged tile can be copied by
@@ -311,6 +327,7 @@ class Lowerer {
   ThreadDependence thread_dep_;
   BarrierTracker tracker_;
   int64_t scratch_budget_bytes_ = 0;
+  bool full_reserve_ = false, small_reserve_used_ = false;
   std::map<DType, uint32_t> scratch_arrays_;
   std::optional<uint32_t> matrix_out_;  // per-subgroup staging of accumulators being copied out
   // By the gemm's content: pipelined loops lower copies of their statements.

@@ -337,6 +337,14 @@ class Printer {
                         expr(s.operands[0]), "] <- ", array_name(Space::kGlobal, s.array), "[",
                         expr(s.operands[1]), "]\n");
         return;
+      case StmtKind::kChunkLoad:
+        absl::StrAppend(out, pad, "chunk_load ", array_name(Space::kPrivate, s.id), "[", expr(s.operands[0]),
+                        " +: 4] <- ", array_name(Space::kGlobal, s.array), "[", expr(s.operands[1]), "]\n");
+        return;
+      case StmtKind::kChunkStore:
+        absl::StrAppend(out, pad, "chunk_store ", array_name(Space::kShared, s.id), "[", expr(s.operands[0]),
+                        "] <- ", array_name(Space::kPrivate, s.array), "[", expr(s.operands[1]), " +: 4]\n");
+        return;
       case StmtKind::kAsyncCommit:
         absl::StrAppend(out, pad, "async_commit\n");
         return;

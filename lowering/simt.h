@@ -144,6 +144,19 @@ struct Expr {
                                  same element type); a: bytes (16); operands [shared index,     \
                                  global index] in elements, both 16-byte aligned. Completes     \
                                  asynchronously: see async_commit / async_wait */               \
+  X(kChunkLoad, "chunk_load")  /* 16 bytes of a global array into registers: id: private u32   \
+                                  array (the chunk registers); array: global array; operands    \
+                                  [first word in the private array (a constant multiple of 4),  \
+                                  global element index (16-byte aligned, the 16 bytes inside    \
+                                  the array)]. For targets without async_copy: the copy's two   \
+                                  halves can then sit on either side of other work */           \
+  X(kChunkStore, "chunk_store") /* the 16 bytes of 4 words of a private u32 array into a shared \
+                                  array: id: shared array; array: the private array; operands   \
+                                  [shared element index (16-byte aligned), first word (a        \
+                                  constant multiple of 4)]. Every matrix_load from an array     \
+                                  that chunk_store writes has an offset and a stride that are   \
+                                  multiples of 16 bytes, so emitters may lay such arrays out as \
+                                  vectors */                                                     \
   X(kAsyncCommit, "async_commit") /* closes the thread's group of async copies issued so far */ \
   X(kAsyncWait, "async_wait")     /* a: waits until at most `a` of the thread's committed      \
                                      groups are still in flight (their writes then visible to  \

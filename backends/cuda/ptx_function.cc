@@ -291,6 +291,11 @@ absl::Status FunctionEmitter::statement(const Stmt& s) {
       line(absl::StrCat("mov.f32 ", matrix_reg(s.id, static_cast<int>(s.a)), ", ", value.reg));
       return absl::OkStatus();
     }
+    case StmtKind::kChunkLoad:
+    case StmtKind::kChunkStore:
+      // Register-staged copies are for targets without cp.async; every PTX target has it.
+      return absl::UnimplementedError(absl::StrCat("function ", f_.name, ": ", av(simt::stmt_kind_name(s.kind)),
+                                                   " is not emitted for PTX (pipelines use cp.async)"));
     case StmtKind::kAsyncCopy: RETURN_IF_ERROR(need(2)); return async_copy(s);
     case StmtKind::kAsyncCommit: return async_commit();
     case StmtKind::kAsyncWait: return async_wait(s);

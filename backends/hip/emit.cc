@@ -202,6 +202,9 @@ absl::Status Emitter::stmt(const simt::Stmt& s) {
       // The lowering uses matrix statements only on targets whose emitter implements them.
       return absl::UnimplementedError(absl::StrCat(
           "function ", f_.name, ": matrix statements (MFMA / WMMA) are not emitted for AMDGCN yet"));
+    case StmtKind::kChunkLoad:
+    case StmtKind::kChunkStore:
+      // Register-staged pipelines are planned for SPIR-V targets only so far.
     case StmtKind::kAsyncCopy:
     case StmtKind::kAsyncCommit:
     case StmtKind::kAsyncWait:

@@ -122,6 +122,23 @@ bool Emitter::needs_f32_bits(simt::Space space, uint32_t id) const {
   return found;
 }
 
+bool Emitter::used_by(simt::StmtKind kind, simt::Space space, uint32_t id) const {
+  bool found = false;
+  auto visit = [&](auto&& self, const simt::Body& body) -> void {
+    for (const simt::Stmt& s : body) {
+      if (s.kind == kind) {
+        if (kind == simt::StmtKind::kChunkLoad ? space == simt::Space::kGlobal && s.array == id
+                                               : s.space == space && s.id == id)
+          found = true;
+      }
+      self(self, s.body);
+      self(self, s.else_body);
+    }
+  };
+  visit(visit, f_.body);
+  return found;
+}
+
 void Emitter::declare_interface() {
   uint32_t binding = 0;
   globals_.resize(f_.params.size());
@@ -179,8 +196,27 @@ void Emitter::declare_interface() {
     a.variable = b_.global_variable(b_.type_pointer(a.storage, block), a.storage);
     b_.set_name(a.variable, p.name);
     b_.decorate(a.variable, spv::Decoration::DescriptorSet, {0});
-    b_.decorate(a.variable, spv::Decoration::Binding, {binding++});
+    b_.decorate(a.variable, spv::Decoration::Binding, {binding});
     interface_.push_back(a.variable);
+    if (used_by(simt::StmtKind::kChunkLoad, simt::Space::kGlobal, i)) {
+      // The same buffer seen as 16-byte words (Vulkan lets variables share a binding); both
+      // views are Aliased where the kernel also writes the buffer.
+      Id view = b_.type_struct({b_.type_runtime_array(b_.type_vector(u32_type(), 4), 16)});
+      b_.decorate(view, spv::Decoration::Block);
+      b_.decorate_member(view, 0, spv::Decoration::Offset, {0});
+      b_.decorate_member(view, 0, spv::Decoration::NonWritable);
+      b_.set_name(view, absl::StrCat(p.name, "_chunks"));
+      a.chunk_view = b_.global_variable(b_.type_pointer(a.storage, view), a.storage);
+      b_.set_name(a.chunk_view, absl::StrCat(p.name, "_chunks"));
+      b_.decorate(a.chunk_view, spv::Decoration::DescriptorSet, {0});
+      b_.decorate(a.chunk_view, spv::Decoration::Binding, {binding});
+      if (p.written) {
+        b_.decorate(a.variable, spv::Decoration::Aliased);
+        b_.decorate(a.chunk_view, spv::Decoration::Aliased);
+      }
+      interface_.push_back(a.chunk_view);
+    }
+    ++binding;
   }
 
   push_layout_ = push_constant_layout(f_);
@@ -239,7 +275,14 @@ void Emitter::declare_arrays() {
       return;
     }
     narrow_layout(a, static_cast<uint32_t>(i));
-    Id type = b_.type_array(a.element_type, static_cast<uint32_t>(s.count));
+    const int64_t size = dtype_size(s.type);
+    if (a.layout == ElementLayout::kNative && (size == 2 || size == 4) && s.count % 4 == 0 &&
+        used_by(simt::StmtKind::kChunkStore, simt::Space::kShared, static_cast<uint32_t>(i))) {
+      a.vector_width = 4;
+      a.vector_type = b_.type_vector(a.element_type, 4);
+    }
+    Id type = a.vector_width > 1 ? b_.type_array(a.vector_type, static_cast<uint32_t>(s.count / a.vector_width))
+                                 : b_.type_array(a.element_type, static_cast<uint32_t>(s.count));
     a.variable = b_.global_variable(b_.type_pointer(a.storage, type), a.storage);
     b_.set_name(a.variable, s.name);
     interface_.push_back(a.variable);

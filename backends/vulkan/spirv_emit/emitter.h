@@ -40,6 +40,12 @@ struct ArrayInfo {
   Id element_type = 0;           // the stored element's SPIR-V type
   bool in_block = false;         // a storage buffer: the array is member 0 of a struct
   int64_t count = 0;             // elements; 0 for global arrays (runtime-sized)
+  // Shared arrays written by chunk_store with native 32- or 16-bit elements are arrays of
+  // 4-vectors (16 or 8 bytes), so a chunk is stored whole; an element is a vector's component.
+  uint32_t vector_width = 1;
+  Id vector_type = 0;
+  // Global arrays read by chunk_load: a second view of the same binding as 16-byte vectors.
+  Id chunk_view = 0;
 };
 
 class Emitter {
@@ -86,6 +92,10 @@ class Emitter {
   void store_element(const ArrayInfo& a, Id index, Id value);
   void atomic_add(const ArrayInfo& a, Id index, Id value);
   Id pointer_to(const ArrayInfo& a, Id index, Id element_type);
+  // A pointer to the vector holding element `index` (a multiple of the width) of a vector array.
+  Id vector_pointer_to(const ArrayInfo& a, Id index);
+  void chunk_load(const simt::Stmt& s);
+  void chunk_store(const simt::Stmt& s);
   // Memory operands of a load or store of `a`'s elements: none, or NonPrivatePointer under the
   // Vulkan memory model for the shared and global memory other invocations also access.
   std::vector<uint32_t> memory_operands(const ArrayInfo& a) const;
@@ -109,6 +119,8 @@ class Emitter {
   Id builtin(simt::Builtin b);
   Id scalar_param(uint32_t id);
   bool needs_f32_bits(simt::Space space, uint32_t id) const;
+  // Whether a statement of `kind` names array `id` of `space` (s.id, or s.array for chunk_load).
+  bool used_by(simt::StmtKind kind, simt::Space space, uint32_t id) const;
   void statement(const simt::Stmt& s);
   void if_statement(const simt::Stmt& s);
   void for_statement(const simt::Stmt& s);

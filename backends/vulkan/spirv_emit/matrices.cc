@@ -148,9 +148,16 @@ void Emitter::matrix_statement(const simt::Stmt& s) {
     }
     *out = a;
     Id offset = cast(expr(s.operands[0]), s.operands[0].type, DType::kI32);
+    // Arrays of vectors (chunk_store targets) are loaded through their vectors, the stride
+    // counted in vectors (the lowering keeps offsets and strides of such arrays whole vectors).
+    if (a->vector_width > 1) return vector_pointer_to(*a, offset);
     return pointer_to(*a, offset, a->element_type);
   };
-  auto stride = [&] { return cast(expr(s.operands[1]), s.operands[1].type, DType::kI32); };
+  auto stride = [&](const ArrayInfo* a) {
+    Id elements = cast(expr(s.operands[1]), s.operands[1].type, DType::kI32);
+    if (a == nullptr || a->vector_width == 1) return elements;
+    return b_.emit(Op::OpSDiv, i32_type(), {elements, i32(static_cast<int32_t>(a->vector_width))});
+  };
 
   switch (s.kind) {
     case StmtKind::kMatrixFill: {
@@ -168,7 +175,7 @@ void Emitter::matrix_statement(const simt::Stmt& s) {
       }
       const ArrayInfo* a = nullptr;
       Id pointer = array_pointer(&a);
-      Id row_stride = stride();
+      Id row_stride = stride(a);
       if (failed()) return;
       std::vector<uint32_t> operands = {pointer, u32(s.a ? coop::kLayoutColumnMajor : coop::kLayoutRowMajor),
                                          row_stride};
@@ -180,7 +187,7 @@ void Emitter::matrix_statement(const simt::Stmt& s) {
       Id variable = matrix_variable(s.id, MatrixUse::kAccumulator, name);
       const ArrayInfo* a = nullptr;
       Id pointer = variable == 0 ? 0 : array_pointer(&a);
-      Id row_stride = stride();
+      Id row_stride = stride(a);
       if (failed()) return;
       std::vector<uint32_t> operands = {pointer, b_.load(type, variable),
                                         u32(coop::kLayoutRowMajor), row_stride};

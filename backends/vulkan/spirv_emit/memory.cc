@@ -61,8 +61,98 @@ const ArrayInfo* Emitter::array(simt::Space space, uint32_t id) {
 Id Emitter::pointer_to(const ArrayInfo& a, Id index, Id element_type) {
   std::vector<Id> indices;
   if (a.in_block) indices.push_back(u32(0));
-  indices.push_back(index);
+  if (a.vector_width > 1) {  // the vector, then its component
+    const int32_t shift = a.vector_width == 4 ? 2 : 1;
+    indices.push_back(b_.emit(Op::OpShiftRightArithmetic, i32_type(), {index, i32(shift)}));
+    indices.push_back(b_.emit(Op::OpBitwiseAnd, i32_type(), {index, i32(static_cast<int32_t>(a.vector_width - 1))}));
+  } else {
+    indices.push_back(index);
+  }
   return b_.access_chain(b_.type_pointer(a.storage, element_type), a.variable, indices);
+}
+
+Id Emitter::vector_pointer_to(const ArrayInfo& a, Id index) {
+  const int32_t shift = a.vector_width == 4 ? 2 : 1;
+  Id vector_index = b_.emit(Op::OpShiftRightArithmetic, i32_type(), {index, i32(shift)});
+  return b_.access_chain(b_.type_pointer(a.storage, a.vector_type), a.variable, {vector_index});
+}
+
+// chunk_load: the 16 bytes through the buffer's 16-byte view, into 4 words of a private array.
+void Emitter::chunk_load(const simt::Stmt& s) {
+  if (s.operands.size() != 2 || s.array >= globals_.size() || globals_[s.array].chunk_view == 0) {
+    fail(absl::InvalidArgumentError(absl::StrCat("chunk_load in ", f_.name, ": needs a global array and 2 operands")));
+    return;
+  }
+  const ArrayInfo& g = globals_[s.array];
+  const ArrayInfo* regs = array(simt::Space::kPrivate, s.id);
+  if (regs == nullptr) return;
+  const int64_t size = dtype_size(g.type);
+  Id index = cast(expr(s.operands[1]), s.operands[1].type, DType::kI32);
+  Id word = cast(expr(s.operands[0]), s.operands[0].type, DType::kI32);
+  if (failed()) return;
+  Id at = b_.emit(Op::OpSDiv, i32_type(), {index, i32(static_cast<int32_t>(16 / size))});
+  Id uvec4 = b_.type_vector(u32_type(), 4);
+  ArrayInfo view = g;
+  view.variable = g.chunk_view;
+  Id chunk = load_memory(view, uvec4,
+                         b_.access_chain(b_.type_pointer(g.storage, uvec4), g.chunk_view, {u32(0), at}));
+  for (uint32_t k = 0; k < 4; ++k) {
+    store_element(*regs, b_.emit(Op::OpIAdd, i32_type(), {word, i32(static_cast<int32_t>(k))}),
+                  b_.emit(Op::OpCompositeExtract, u32_type(), {chunk, k}));
+  }
+}
+
+// chunk_store: 4 words of a private array into 16 bytes of a shared array: whole vectors where
+// the array is one of vectors, else element by element in the array's stored form.
+void Emitter::chunk_store(const simt::Stmt& s) {
+  if (s.operands.size() != 2) {
+    fail(absl::InvalidArgumentError(absl::StrCat("chunk_store in ", f_.name, ": needs 2 operands")));
+    return;
+  }
+  const ArrayInfo* a = array(s.space, s.id);
+  const ArrayInfo* regs = array(simt::Space::kPrivate, s.array);
+  if (a == nullptr || regs == nullptr) return;
+  Id index = cast(expr(s.operands[0]), s.operands[0].type, DType::kI32);
+  Id word = cast(expr(s.operands[1]), s.operands[1].type, DType::kI32);
+  if (failed()) return;
+  Id words[4];
+  for (int32_t k = 0; k < 4; ++k) words[k] = load_element(*regs, b_.emit(Op::OpIAdd, i32_type(), {word, i32(k)}));
+  const int64_t size = dtype_size(a->type);
+  if (a->vector_width == 4 && size == 4) {
+    Id v = b_.emit(Op::OpCompositeConstruct, b_.type_vector(u32_type(), 4), {words[0], words[1], words[2], words[3]});
+    store_memory(*a, vector_pointer_to(*a, index), b_.emit(Op::OpBitcast, a->vector_type, {v}));
+    return;
+  }
+  if (a->vector_width == 4 && size == 2) {
+    Id uvec2 = b_.type_vector(u32_type(), 2);
+    for (int32_t h = 0; h < 2; ++h) {
+      Id v = b_.emit(Op::OpCompositeConstruct, uvec2, {words[2 * h], words[2 * h + 1]});
+      Id at = b_.emit(Op::OpIAdd, i32_type(), {index, i32(4 * h)});
+      store_memory(*a, vector_pointer_to(*a, at), b_.emit(Op::OpBitcast, a->vector_type, {v}));
+    }
+    return;
+  }
+  const int32_t per_word = static_cast<int32_t>(4 / size);
+  for (int32_t e = 0; e < 4 * per_word; ++e) {
+    Id bits = words[e / per_word];
+    if (size == 2) {
+      bits = b_.emit(Op::OpBitwiseAnd, u32_type(),
+                     {b_.emit(Op::OpShiftRightLogical, u32_type(), {bits, u32(16 * (e % 2))}), u32(0xffff)});
+    }
+    Id value;
+    switch (a->type) {
+      case DType::kF16: value = f16_bits_to_f32(bits); break;
+      case DType::kBF16: value = bf16_bits_to_f32(bits); break;
+      case DType::kF32: value = b_.emit(Op::OpBitcast, f32_type(), {bits}); break;
+      case DType::kI32: value = b_.emit(Op::OpBitcast, i32_type(), {bits}); break;
+      case DType::kU32: value = bits; break;
+      default:
+        fail(absl::InvalidArgumentError(absl::StrCat("chunk_store into ", a->name, " of ",
+                                                     av(dtype_name(a->type)), " (16- and 32-bit only)")));
+        return;
+    }
+    store_element(*a, b_.emit(Op::OpIAdd, i32_type(), {index, i32(e)}), value);
+  }
 }
 
 // Narrow elements packed into u32 words: element `index` is bits [shift, shift + width) of

@@ -94,6 +94,12 @@ void Emitter::statement(const simt::Stmt& s) {
           "cooperative matrices do not expose which element a lane holds; the lowering writes them "
           "element by element only on PTX targets"));
       return;
+    case StmtKind::kChunkLoad:
+      chunk_load(s);
+      return;
+    case StmtKind::kChunkStore:
+      chunk_store(s);
+      return;
     case StmtKind::kAsyncCopy:
     case StmtKind::kAsyncCommit:
     case StmtKind::kAsyncWait:
