@@ -70,6 +70,10 @@ std::optional<Lowerer::PipelinePlan> Lowerer::plan_pipeline(const Stmt& loop, co
         !last_dim_in_region || st.shape.empty() || (st.shape.back() * elem) % kChunkBytes != 0 ||
         tiles.contains(c->dst.buffer))
       return std::nullopt;
+    // SPIR-V keeps 16-bit shared elements only for f16 with float16 arithmetic; other 16-bit
+    // tiles are widened to 32 bits there, twice the bytes the stage count is chosen for.
+    if (plan.register_staged && elem == 2 && !(dst.dtype == DType::kF16 && target_.has(TargetFeature::kFloat16Arithmetic)))
+      return std::nullopt;
     tiles.insert(c->dst.buffer);
     plan.copies.push_back(c);
     const int64_t pitch = st.swizzled ? 0 : staged_pitch(st.shape, elem);

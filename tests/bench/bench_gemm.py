@@ -4,7 +4,8 @@
 For each tilert device, dtype (f16, bf16) and size: first a correctness run of the tilert kernel at
 a small size against tilert's float64 CPU reference (`tilert run --check`), then the timed runs:
 tilert's median over --iters launches (`tilert run --bench`, wall time of synchronous launches, so
-it includes the launch's host work), torch.matmul's and the Triton kernel's medians over
+it includes the launch's host work; on Vulkan also the median dispatch time between device
+timestamps, the "kernel" columns), torch.matmul's and the Triton kernel's medians over
 CUDA-event-timed launches. The Triton result is compared with torch.matmul's before it is timed.
 Prints one table row per (device, dtype, size) with TFLOP/s and the ratios reference ms / tilert ms
 (tilert's throughput as a fraction of the reference's). A reference that cannot run prints 'n/a'
@@ -132,19 +133,23 @@ def tilert_run_cmd(tilert, device, kernel, size, extra):
 
 HEADER = (f"{'device':8} {'dtype':5} {'size':>6} {'tilert ms':>10} {'TFLOP/s':>8} "
           f"{'cuBLAS ms':>10} {'TFLOP/s':>8} {'ratio':>8} "
-          f"{'triton ms':>10} {'TFLOP/s':>8} {'ratio vs triton':>15}")
+          f"{'triton ms':>10} {'TFLOP/s':>8} {'ratio vs triton':>15} "
+          f"{'kernel ms':>10} {'kernel ratio':>12}")
 
 
 def print_table(rows, reasons):
     print()
     print(HEADER)
-    for d, t, s, ours, ref, tri in rows:
+    for d, t, s, ours, kernel_ms, ref, tri in rows:
         flop = 2.0 * s ** 3
         print(f"{d:8} {t:5} {s:6d} {fmt(ours, '.3f', 10)} {fmt(tflops(flop, ours), '.2f', 8)} "
               f"{fmt(ref, '.3f', 10)} {fmt(tflops(flop, ref), '.1f', 8)} "
               f"{fmt(ratio(ref, ours), '.4f', 8)} "
               f"{fmt(tri, '.3f', 10)} {fmt(tflops(flop, tri), '.1f', 8)} "
-              f"{fmt(ratio(tri, ours), '.4f', 15)}")
+              f"{fmt(ratio(tri, ours), '.4f', 15)} "
+              f"{fmt(kernel_ms, '.3f', 10)} {fmt(ratio(ref, kernel_ms), '.4f', 12)}")
+    print("\ntilert ms: wall time of a synchronous launch (host work included); kernel ms: the "
+          "dispatch alone, between device timestamps (Vulkan only), and cuBLAS ms / kernel ms")
     if reasons:
         print()
         for r in reasons:
@@ -237,10 +242,14 @@ def main():
                 failed = True
             for size in sizes:
                 label = f"{device} {dtype} {size}"
+                kernel_ms = None
                 if ok:
                     cmd = tilert_run_cmd(tilert, device, kernel, size, ["--bench", str(args.iters)])
+                    timed = []
                     ours = measure(f"{label} tilert",
-                                   lambda: benchlib.tilert_bench_ms(cmd, args.timeout), reasons)
+                                   lambda: timed.append(benchlib.tilert_bench(cmd, args.timeout)) or timed[-1][0],
+                                   reasons)
+                    kernel_ms = timed[-1][1] if timed else None
                 else:
                     ours = None
                     reasons.append(f"{label} tilert: not timed, check at {args.check_size}^3 "
@@ -252,7 +261,7 @@ def main():
                                   lambda: triton_median_ms(dtype, size, ref_iters), reasons)
                     references[(dtype, size)] = (ref, tri)
                 ref, tri = references[(dtype, size)]
-                rows.append((device, dtype, size, ours, ref, tri))
+                rows.append((device, dtype, size, ours, kernel_ms, ref, tri))
     print_table(rows, reasons)
     return 1 if failed else 0
 

@@ -31,6 +31,8 @@ def find_tilert(path):
 def tilert_env():
     env = dict(os.environ)
     env.setdefault("TILERT_SYNC_TIMEOUT_MS", DEFAULT_SYNC_TIMEOUT_MS)
+    # Vulkan launches also print their dispatch's time between device timestamps.
+    env.setdefault("TILERT_VULKAN_DEVICE_TIME", "1")
     return env
 
 
@@ -67,13 +69,27 @@ def last_lines(text, n=6):
     return " | ".join(lines[-n:])
 
 
-def tilert_bench_ms(cmd, timeout_s):
-    """Runs a `tilert run ... --bench N` command; the median launch time in ms, or Unavailable."""
+def parse_device_median_ms(out):
+    """The median of the bench launches' device times ('vulkan: kernel K: X ms on the device',
+    one line per launch; the first is the checked launch before the timed ones), or None."""
+    times = [float(m) for m in re.findall(r"^vulkan: kernel \S+: ([0-9.]+) ms on the device$", out, re.M)]
+    times = times[1:] if len(times) > 1 else times
+    return statistics.median(times) if times and max(times) > 0 else None
+
+
+def tilert_bench(cmd, timeout_s):
+    """Runs a `tilert run ... --bench N` command: (median launch wall time in ms, median device
+    time in ms or None where the device reports none), or raises Unavailable."""
     rc, out = run_tilert(cmd, timeout_s)
     median = parse_bench_median_ms(out)
     if rc != 0 or median is None:
         raise Unavailable(f"tilert run failed (exit {rc}): {last_lines(out)}")
-    return median
+    return median, parse_device_median_ms(out)
+
+
+def tilert_bench_ms(cmd, timeout_s):
+    """Runs a `tilert run ... --bench N` command; the median launch time in ms, or Unavailable."""
+    return tilert_bench(cmd, timeout_s)[0]
 
 
 def cuda_event_median_ms(fn, iters, warmup=3):

@@ -1,8 +1,9 @@
-// Pipelined loops on targets with asynchronous copies (lowering/lower_pipeline.cc): which loops
-// become multi-stage cp.async pipelines and the protocol their SIMT code follows. The numbers
+// Pipelined loops (lowering/lower_pipeline.cc, lower_register_pipeline.cc): which loops become
+// multi-stage cp.async pipelines or register-staged ones and the protocol their SIMT code follows. The numbers
 // are checked by the conformance suite on a CUDA device.
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -193,6 +194,84 @@ TEST_CASE("pipeline: loops stay serial where the target, the loop kind or the ti
   // A staged tile read after the loop would see a rotated buffer: no pipeline.
   simt::Function f = lowered(kernel("pipelined", "  copy As -> A[0 +: 128, 0 +: 32]\n"), PredefinedTarget::kSm90a);
   CHECK(all(f, simt::StmtKind::kAsyncCopy).empty());
+}
+
+// Where `pred` first holds in a pre-order walk, or -1.
+int position(const simt::Body& body, const std::function<bool(const simt::Stmt&)>& pred, int* counter) {
+  for (const simt::Stmt& s : body) {
+    int here = (*counter)++;
+    if (pred(s)) return here;
+    if (int p = position(s.body, pred, counter); p >= 0) return p;
+    if (int p = position(s.else_body, pred, counter); p >= 0) return p;
+  }
+  return -1;
+}
+int position(const simt::Body& body, simt::StmtKind kind) {
+  int counter = 0;
+  return position(body, [&](const simt::Stmt& s) { return s.kind == kind; }, &counter);
+}
+
+TEST_CASE("pipeline: without asynchronous copies, SPIR-V stages the next tiles through registers") {
+  // A desktop Vulkan device: 48 KiB, subgroups of 32, f16 arithmetic (16-bit shared elements),
+  // no cooperative matrices.
+  TargetDescription vk = predefined_target(PredefinedTarget::kVulkan13);
+  vk.set(TargetFeature::kFloat16Arithmetic, true);
+  vk.subgroup_sizes = {32};
+  vk.max_threads_per_block = 1024;
+  vk.shared_memory_per_block = 49152;
+  absl::StatusOr<Module> m = parse_tile(kernel("pipelined"));
+  REQUIRE(m.ok());
+  absl::StatusOr<simt::Function> lowered_vk = lower_kernel(m->kernels.at(0), vk);
+  REQUIRE_MESSAGE(lowered_vk.ok(), lowered_vk.status().ToString());
+  const simt::Function& f = *lowered_vk;
+  // Two buffers of padded rows (as for cp.async), no asynchronous statements.
+  CHECK(shared_count(f, "As") == 2 * 128 * 40);
+  CHECK(shared_count(f, "Bs") == 2 * 32 * 136);
+  CHECK(all(f, simt::StmtKind::kAsyncCopy).empty());
+  CHECK(all(f, simt::StmtKind::kAsyncWait).empty());
+  // 8 chunks a thread (512 of As, 512 of Bs over 128 threads): loaded in the prologue and in the
+  // loop, stored likewise, into 32 words of registers.
+  std::vector<const simt::Stmt*> loads = all(f, simt::StmtKind::kChunkLoad), stores = all(f, simt::StmtKind::kChunkStore);
+  REQUIRE(loads.size() == 16);
+  CHECK(stores.size() == 16);
+  CHECK(f.variables.at(loads.front()->id).count == 32);
+  // In the loop: the barrier, the next stage's loads, the products, then the stores.
+  const simt::Stmt* loop = nullptr;
+  for (const simt::Stmt& s : f.body) {
+    std::vector<const simt::Stmt*> inside;
+    collect(s.body, simt::StmtKind::kChunkLoad, &inside);
+    if (s.kind == simt::StmtKind::kFor && !inside.empty()) loop = &s;
+  }
+  REQUIRE(loop);
+  REQUIRE(!loop->body.empty());
+  CHECK(loop->body.front().kind == simt::StmtKind::kBarrier);
+  std::vector<const simt::Stmt*> barriers;
+  collect(loop->body, simt::StmtKind::kBarrier, &barriers);
+  CHECK(barriers.size() == 1);  // one barrier per iteration
+  const int load_at = position(loop->body, simt::StmtKind::kChunkLoad);
+  const int product_at = position(loop->body, simt::StmtKind::kFor);  // the gemm's k loop (plain path)
+  const int store_at = position(loop->body, simt::StmtKind::kChunkStore);
+  CHECK(load_at >= 0);
+  CHECK(load_at < product_at);
+  CHECK(product_at < store_at);
+
+  // bf16 tiles are widened to 32 bits in SPIR-V shared memory: never staged (the stage count
+  // counts 16-bit elements).
+  std::string bf16 = kernel("pipelined");
+  for (size_t at = bf16.find("f16"); at != std::string::npos; at = bf16.find("f16", at + 4))
+    if (at == 0 || bf16[at - 1] != 'b') bf16.replace(at, 3, "bf16");
+  absl::StatusOr<Module> mb = parse_tile(bf16);
+  REQUIRE_MESSAGE(mb.ok(), mb.status().ToString());
+  absl::StatusOr<simt::Function> widened = lower_kernel(mb->kernels.at(0), vk);
+  REQUIRE(widened.ok());
+  CHECK(all(*widened, simt::StmtKind::kChunkLoad).empty());
+
+  // 32 KiB (lavapipe) cannot hold two such stages: the loop stays serial.
+  vk.shared_memory_per_block = 32768;
+  absl::StatusOr<simt::Function> small = lower_kernel(m->kernels.at(0), vk);
+  REQUIRE(small.ok());
+  CHECK(all(*small, simt::StmtKind::kChunkLoad).empty());
+  CHECK(shared_count(*small, "As") == 128 * 32);
 }
 
 }  // namespace
