@@ -219,6 +219,11 @@ absl::StatusOr<CheckedRun> checked_run(tilert_context context, tilert_device dev
                                                tolerance_for(t.dtype, run.tolerance_depth)));
     }
   }
+  if (options.bench_launches > 0 && options.warmup_ms > 0) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(options.warmup_ms);
+    while (std::chrono::steady_clock::now() < until)
+      RETURN_IF_ERROR(timed_launch(kernel_handle, raw_stream, device_args.args, kernel.name).status());
+  }
   for (int i = 0; i < options.bench_launches; ++i) {
     ASSIGN_OR_RETURN(double seconds,
                      timed_launch(kernel_handle, raw_stream, device_args.args, kernel.name));

@@ -20,6 +20,7 @@ struct CheckOptions {
   uint64_t seed = 1;
   bool compare = true;     // run the float64 reference and compare every tensor
   int bench_launches = 0;  // timed launches after the checked one
+  int warmup_ms = 0;       // untimed launches for this long before the timed ones
   // Run the CPU reference with race checking (cpu::RunOptions::check_races) before launching;
   // a race fails the run with its DataLoss status.
   bool check_races = false;

@@ -40,6 +40,13 @@ absl::StatusOr<bool> take_run_option(ArgCursor& cursor, RunRequest* request) {
     request->options.bench_launches = static_cast<int>(n);
     return true;
   }
+  ASSIGN_OR_RETURN(took, cursor.take_option("--warmup-ms", &value));
+  if (took) {
+    ASSIGN_OR_RETURN(int64_t ms, parse_count("--warmup-ms", value));
+    if (ms > 600000) return absl::InvalidArgumentError("option --warmup-ms: at most 600000");
+    request->options.warmup_ms = static_cast<int>(ms);
+    return true;
+  }
   ASSIGN_OR_RETURN(took, cursor.take_option("--seed", &value));
   if (took) {
     ASSIGN_OR_RETURN(int64_t seed, parse_count("--seed", value));
@@ -181,7 +188,7 @@ const Command kRunCommand = {
     "run",
     "launch a kernel on a device with random inputs (and check it)",
     "usage: tilert run IN [--kernel NAME] [--device SPEC] [--size K=V,...] [--check]\n"
-    "                     [--check-races] [--bench N] [--seed S]\n"
+    "                     [--check-races] [--bench N [--warmup-ms T]] [--seed S]\n"
     "\n"
     "Launches one kernel of IN (.tile or .tbc) with seeded random tensors: floats uniform in\n"
     "[-1, 1], integers in [-4, 4] ([0, 8] unsigned). Scalar parameters take their defaults,\n"
@@ -196,6 +203,8 @@ const Command kRunCommand = {
     "                   (accesses of different roles or threads not ordered by a barrier);\n"
     "                   exit 1 with the first race\n"
     "  --bench N        time N more launches and print the min and median\n"
+    "  --warmup-ms T    before the timed launches, launch untimed for T milliseconds (GPUs\n"
+    "                   that idle at low clocks raise them only under sustained work)\n"
     "  --seed S         seed of the random inputs (default 1)\n",
     run_run,
 };

@@ -198,6 +198,10 @@ def main():
     parser.add_argument("--dtypes", nargs="+", default=["f16", "bf16"],
                         help="f16 and/or bf16, space- or comma-separated")
     parser.add_argument("--iters", type=int, default=5, help="tilert --bench launches")
+    parser.add_argument("--warmup-ms", type=int, default=2000,
+                        help="untimed tilert launches for this long before the timed ones (GPUs "
+                             "idling at low clocks raise them only under sustained work; NVIDIA's "
+                             "Vulkan ran at 345 MHz for the first ~0.5 s)")
     parser.add_argument("--tile", default=GEMM_TILE,
                         help="the .tile file holding kernels gemm (f16) and gemm_bf16 (default: examples/gemm.tile)")
     parser.add_argument("--check-size", type=int, default=256)
@@ -244,7 +248,8 @@ def main():
                 label = f"{device} {dtype} {size}"
                 kernel_ms = None
                 if ok:
-                    cmd = tilert_run_cmd(tilert, device, kernel, size, ["--bench", str(args.iters)])
+                    cmd = tilert_run_cmd(tilert, device, kernel, size,
+                                         ["--bench", str(args.iters), "--warmup-ms", str(args.warmup_ms)])
                     timed = []
                     ours = measure(f"{label} tilert",
                                    lambda: timed.append(benchlib.tilert_bench(cmd, args.timeout)) or timed[-1][0],

@@ -71,9 +71,11 @@ def last_lines(text, n=6):
 
 def parse_device_median_ms(out):
     """The median of the bench launches' device times ('vulkan: kernel K: X ms on the device',
-    one line per launch; the first is the checked launch before the timed ones), or None."""
+    one line per launch; the checked and warm-up launches come before the timed ones), or None."""
     times = [float(m) for m in re.findall(r"^vulkan: kernel \S+: ([0-9.]+) ms on the device$", out, re.M)]
-    times = times[1:] if len(times) > 1 else times
+    bench = re.search(r"^bench: ([0-9]+) launches", out, re.M)
+    if bench is not None and int(bench.group(1)) > 0:
+        times = times[-int(bench.group(1)):]  # the timed launches come last
     return statistics.median(times) if times and max(times) > 0 else None
 
 

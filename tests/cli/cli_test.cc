@@ -188,6 +188,8 @@ TEST_CASE("bad usage exits 2") {
   CHECK(run_cli(dir, "verify " + tile + " --shared-limit abc")
             .err_has("'abc' is not a non-negative integer"));
   CHECK(run_cli(dir, "run " + tile + " --bench -1").exit_code == 2);
+  CHECK(run_cli(dir, "run " + tile + " --bench 1 --warmup-ms x").err_has("--warmup-ms"));
+  CHECK(run_cli(dir, "run " + tile + " --bench 1 --warmup-ms 600001").err_has("at most 600000"));
   CHECK(run_cli(dir, "run " + tile + " --size N").err_has("expected NAME=VALUE"));
 }
 
@@ -238,6 +240,10 @@ TEST_CASE("run --check compares every tensor with the float64 reference") {
   CHECK(r.out_has(", ok\n"));
   CHECK(r.out_has("check: ok\n"));
   CHECK(r.out_has("bench: 3 launches, min "));
+  // A warm-up runs untimed launches first; the timed count is unchanged.
+  CliResult warm = run_cli(dir, "run " + tile + " --device cpu --size N=300,alpha=-0.5 --bench 2 --warmup-ms 30");
+  CHECK_RESULT(warm, 0);
+  CHECK(warm.out_has("bench: 2 launches, min "));
 
   CliResult second = run_cli(dir, "run " + tile + " --kernel fill_ones --size N=70 --check");
   CHECK_RESULT(second, 0);
