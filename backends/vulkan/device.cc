@@ -379,9 +379,20 @@ absl::Status Device::submit_and_wait(const std::function<void(VkCommandBuffer)>&
     return status;
   }
 
-  uint64_t nanoseconds = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count());
-  VkResult waited = vk_.vkWaitForFences(device_, 1, &fence, VK_TRUE, nanoseconds);
+  // Most dispatches finish within a few milliseconds; polling the fence that long first keeps a
+  // blocking wait's wake-up latency out of every short launch. Then the wait blocks.
+  const auto submitted = std::chrono::steady_clock::now();
+  const auto poll_until = submitted + std::min<std::chrono::milliseconds>(timeout, std::chrono::milliseconds(2));
+  VkResult waited = VK_NOT_READY;
+  while (waited == VK_NOT_READY && std::chrono::steady_clock::now() < poll_until)
+    waited = vk_.vkGetFenceStatus(device_, fence);
+  if (waited == VK_NOT_READY) {
+    const auto left = timeout - std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    std::chrono::steady_clock::now() - submitted);
+    uint64_t nanoseconds = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::max(left, std::chrono::milliseconds(0))).count());
+    waited = vk_.vkWaitForFences(device_, 1, &fence, VK_TRUE, nanoseconds);
+  }
   if (waited == VK_TIMEOUT) {
     // The work is still queued: its command buffer and fence must outlive it, so they are left
     // to the destructor's wait (the pool frees the buffer; the fence is a small, bounded leak).

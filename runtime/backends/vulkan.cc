@@ -241,7 +241,7 @@ std::chrono::milliseconds dispatch_timeout() {
 }
 
 // TILERT_VULKAN_DEVICE_TIME=1: each launch prints how long its dispatch ran on the device
-// (timestamps around it), apart from the launch's host work.
+// (timestamps around it) and how long the backend's launch took on the host, dispatch included.
 bool device_time_wanted() {
   static const bool wanted = [] {
     const char* text = std::getenv("TILERT_VULKAN_DEVICE_TIME");
@@ -252,6 +252,7 @@ bool device_time_wanted() {
 
 // Launches are synchronous: the dispatch is waited for, and its status record read back.
 absl::Status vulkan_launch(const DeviceRecord&, void*, const LaunchRequest& request) {
+  const auto started = std::chrono::steady_clock::now();
   const auto& prepared = *static_cast<const PreparedModule*>(request.prepared_module);
   const PreparedKernel& kernel = prepared.kernels.at(request.kernel_index);
   const simt::Function& function = kernel.function;
@@ -299,8 +300,9 @@ absl::Status vulkan_launch(const DeviceRecord&, void*, const LaunchRequest& requ
     timeout += kSoftwareCompileAllowance;
   RETURN_IF_ERROR(kernel.pipeline->dispatch(buffers, push_constants, grid, timeout));
   if (device_time_wanted()) {
-    std::fprintf(stderr, "vulkan: kernel %s: %.3f ms on the device\n", function.name.c_str(),
-                 kernel.pipeline->last_device_seconds() * 1e3);
+    const double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    std::fprintf(stderr, "vulkan: kernel %s: %.3f ms on the device, %.3f ms in the launch\n",
+                 function.name.c_str(), kernel.pipeline->last_device_seconds() * 1e3, host * 1e3);
   }
   if (status == nullptr) return absl::OkStatus();
   std::vector<uint32_t> words(simt::kStatusWords, 0);

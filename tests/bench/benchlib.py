@@ -72,7 +72,7 @@ def last_lines(text, n=6):
 def parse_device_median_ms(out):
     """The median of the bench launches' device times ('vulkan: kernel K: X ms on the device',
     one line per launch; the checked and warm-up launches come before the timed ones), or None."""
-    times = [float(m) for m in re.findall(r"^vulkan: kernel \S+: ([0-9.]+) ms on the device$", out, re.M)]
+    times = [float(m) for m in re.findall(r"^vulkan: kernel \S+: ([0-9.]+) ms on the device", out, re.M)]
     bench = re.search(r"^bench: ([0-9]+) launches", out, re.M)
     if bench is not None and int(bench.group(1)) > 0:
         times = times[-int(bench.group(1)):]  # the timed launches come last
