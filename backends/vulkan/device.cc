@@ -310,6 +310,8 @@ absl::StatusOr<std::shared_ptr<Device>> Device::create(std::shared_ptr<Instance>
   pool.queueFamilyIndex = info.compute_queue_family;
   VK_RETURN_IF_ERROR(dvk.vkCreateCommandPool(device->device_, &pool, nullptr, &device->command_pool_),
                      "vkCreateCommandPool");
+  VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VK_RETURN_IF_ERROR(dvk.vkCreateFence(device->device_, &fence_info, nullptr, &device->fence_), "vkCreateFence");
   VkPipelineCacheCreateInfo cache{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
   VK_RETURN_IF_ERROR(
       dvk.vkCreatePipelineCache(device->device_, &cache, nullptr, &device->pipeline_cache_),
@@ -324,6 +326,7 @@ Device::~Device() {
   vk_.vkDeviceWaitIdle(device_);
   if (pipeline_cache_ != VK_NULL_HANDLE) vk_.vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
   if (command_pool_ != VK_NULL_HANDLE) vk_.vkDestroyCommandPool(device_, command_pool_, nullptr);
+  if (fence_ != VK_NULL_HANDLE) vk_.vkDestroyFence(device_, fence_, nullptr);
   vk_.vkDestroyDevice(device_, nullptr);
 }
 
@@ -354,11 +357,9 @@ absl::Status Device::submit_and_wait(const std::function<void(VkCommandBuffer)>&
   VkCommandBuffer commands = VK_NULL_HANDLE;
   VK_RETURN_IF_ERROR(vk_.vkAllocateCommandBuffers(device_, &allocate, &commands),
                      "vkAllocateCommandBuffers");
-  VkFence fence = VK_NULL_HANDLE;
-  auto release = [&] {
-    if (fence != VK_NULL_HANDLE) vk_.vkDestroyFence(device_, fence, nullptr);
-    vk_.vkFreeCommandBuffers(device_, command_pool_, 1, &commands);
-  };
+  // The device's one fence: submissions are serialized by mutex_ and each is waited for.
+  VkFence fence = fence_;
+  auto release = [&] { vk_.vkFreeCommandBuffers(device_, command_pool_, 1, &commands); };
 
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
@@ -367,8 +368,7 @@ absl::Status Device::submit_and_wait(const std::function<void(VkCommandBuffer)>&
     record(commands);
     status = check(vk_.vkEndCommandBuffer(commands), "vkEndCommandBuffer");
   }
-  VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  if (status.ok()) status = check(vk_.vkCreateFence(device_, &fence_info, nullptr, &fence), "vkCreateFence");
+  if (status.ok()) status = check(vk_.vkResetFences(device_, 1, &fence), "vkResetFences");
   VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   submit.commandBufferCount = 1;
   submit.pCommandBuffers = &commands;
@@ -380,9 +380,13 @@ absl::Status Device::submit_and_wait(const std::function<void(VkCommandBuffer)>&
   }
 
   // Most dispatches finish within a few milliseconds; polling the fence that long first keeps a
-  // blocking wait's wake-up latency out of every short launch. Then the wait blocks.
+  // blocking wait's wake-up latency out of every short launch. Then the wait blocks. Not on a
+  // CPU implementation (lavapipe): the polling thread would take a core from the kernel itself.
   const auto submitted = std::chrono::steady_clock::now();
-  const auto poll_until = submitted + std::min<std::chrono::milliseconds>(timeout, std::chrono::milliseconds(2));
+  const auto poll_until =
+      submitted + (info_.type == VK_PHYSICAL_DEVICE_TYPE_CPU
+                       ? std::chrono::milliseconds(0)
+                       : std::min<std::chrono::milliseconds>(timeout, std::chrono::milliseconds(2)));
   VkResult waited = VK_NOT_READY;
   while (waited == VK_NOT_READY && std::chrono::steady_clock::now() < poll_until)
     waited = vk_.vkGetFenceStatus(device_, fence);
@@ -395,7 +399,7 @@ absl::Status Device::submit_and_wait(const std::function<void(VkCommandBuffer)>&
   }
   if (waited == VK_TIMEOUT) {
     // The work is still queued: its command buffer and fence must outlive it, so they are left
-    // to the destructor's wait (the pool frees the buffer; the fence is a small, bounded leak).
+    // to the destructor's wait (the pool frees the buffer, the device destroys the fence).
     return mark_lost(absl::DeadlineExceededError(absl::StrCat(
         av(what), " did not finish within ", timeout.count(), " ms")));
   }

@@ -119,6 +119,7 @@ class Device {
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;  // signalled by each submission, reset before the next
   VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
   Dispatch vk_;
   mutable std::mutex mutex_;  // guards the queue, the command pool and lost_

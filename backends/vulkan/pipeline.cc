@@ -86,6 +86,22 @@ absl::StatusOr<std::unique_ptr<ComputePipeline>> ComputePipeline::create(
   VK_RETURN_IF_ERROR(vk.vkCreateComputePipelines(handle, device->pipeline_cache(), 1, &create,
                                                  nullptr, &pipeline->pipeline_),
                      where + "vkCreateComputePipelines");
+  // One descriptor set for every dispatch (creating a pool per dispatch cost tenths of a
+  // millisecond on NVIDIA's driver).
+  VkDescriptorPoolSize pool_size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                 description.storage_buffers == 0 ? 1 : description.storage_buffers};
+  VkDescriptorPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  pool_info.maxSets = 1;
+  pool_info.poolSizeCount = 1;
+  pool_info.pPoolSizes = &pool_size;
+  VK_RETURN_IF_ERROR(vk.vkCreateDescriptorPool(handle, &pool_info, nullptr, &pipeline->pool_),
+                     where + "vkCreateDescriptorPool");
+  VkDescriptorSetAllocateInfo allocate{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  allocate.descriptorPool = pipeline->pool_;
+  allocate.descriptorSetCount = 1;
+  allocate.pSetLayouts = &pipeline->set_layout_;
+  VK_RETURN_IF_ERROR(vk.vkAllocateDescriptorSets(handle, &allocate, &pipeline->set_),
+                     where + "vkAllocateDescriptorSets");
   if (device->info().timestamp_valid_bits > 0) {
     VkQueryPoolCreateInfo query{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     query.queryType = VK_QUERY_TYPE_TIMESTAMP;
@@ -101,6 +117,7 @@ ComputePipeline::~ComputePipeline() {
   VkDevice handle = device_->handle();
   if (!device_->check_usable().ok()) device_->wait_idle();  // a timed-out dispatch may still run
   if (timestamps_ != VK_NULL_HANDLE) vk.vkDestroyQueryPool(handle, timestamps_, nullptr);
+  if (pool_ != VK_NULL_HANDLE) vk.vkDestroyDescriptorPool(handle, pool_, nullptr);
   if (pipeline_ != VK_NULL_HANDLE) vk.vkDestroyPipeline(handle, pipeline_, nullptr);
   if (layout_ != VK_NULL_HANDLE) vk.vkDestroyPipelineLayout(handle, layout_, nullptr);
   if (set_layout_ != VK_NULL_HANDLE) vk.vkDestroyDescriptorSetLayout(handle, set_layout_, nullptr);
@@ -130,23 +147,10 @@ absl::Status ComputePipeline::dispatch(std::span<Buffer* const> buffers,
   const Dispatch& vk = device_->vk();
   VkDevice handle = device_->handle();
 
-  // One pool per dispatch: dispatches wait for completion, so the set is never reused in flight.
-  VkDescriptorPoolSize pool_size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                 storage_buffers_ == 0 ? 1 : storage_buffers_};
-  VkDescriptorPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-  pool_info.maxSets = 1;
-  pool_info.poolSizeCount = 1;
-  pool_info.pPoolSizes = &pool_size;
-  VkDescriptorPool pool = VK_NULL_HANDLE;
-  VK_RETURN_IF_ERROR(vk.vkCreateDescriptorPool(handle, &pool_info, nullptr, &pool),
-                     where + "vkCreateDescriptorPool");
-  VkDescriptorSetAllocateInfo allocate{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-  allocate.descriptorPool = pool;
-  allocate.descriptorSetCount = 1;
-  allocate.pSetLayouts = &set_layout_;
-  VkDescriptorSet set = VK_NULL_HANDLE;
-  absl::Status status = check(vk.vkAllocateDescriptorSets(handle, &allocate, &set),
-                              where + "vkAllocateDescriptorSets");
+  // The pipeline's one descriptor set: dispatches wait for completion and hold dispatch_mutex_,
+  // so the set is never rewritten while a dispatch uses it (a timed-out one loses the device).
+  VkDescriptorSet set = set_;
+  absl::Status status = absl::OkStatus();
   if (status.ok()) {
     std::vector<VkDescriptorBufferInfo> infos(buffers.size());
     std::vector<VkWriteDescriptorSet> writes(buffers.size());
@@ -200,8 +204,6 @@ absl::Status ComputePipeline::dispatch(std::span<Buffer* const> buffers,
                              device_->info().timestamp_period_ns * 1e-9;
     }
   }
-  // A timed-out dispatch still uses the set: its pool stays until the device is gone.
-  if (!absl::IsDeadlineExceeded(status)) vk.vkDestroyDescriptorPool(handle, pool, nullptr);
   return status;
 }
 

@@ -60,9 +60,11 @@ class ComputePipeline {
   VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
   VkPipelineLayout layout_ = VK_NULL_HANDLE;
   VkPipeline pipeline_ = VK_NULL_HANDLE;
+  VkDescriptorPool pool_ = VK_NULL_HANDLE;
+  VkDescriptorSet set_ = VK_NULL_HANDLE;     // rewritten by each dispatch
   VkQueryPool timestamps_ = VK_NULL_HANDLE;  // two: before and after the dispatch
   double last_device_seconds_ = 0;
-  std::mutex dispatch_mutex_;  // one dispatch at a time uses the set layout's queries
+  std::mutex dispatch_mutex_;  // one dispatch at a time uses the descriptor set and the queries
 };
 
 }  // namespace tilert::vulkan
