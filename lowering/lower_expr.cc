@@ -70,6 +70,15 @@ void Lowerer::assign_at(uint32_t array, simt::Expr index, simt::Expr value) {
   emit(std::move(s));
 }
 
+void Lowerer::store_shared(uint32_t array, simt::Expr index, simt::Expr value) {
+  simt::Stmt s;
+  s.kind = simt::StmtKind::kStore;
+  s.space = simt::Space::kShared;
+  s.id = array;
+  s.operands = {std::move(index), simt::Expr::cast(fn_.shared[array].type, std::move(value))};
+  emit(std::move(s));
+}
+
 absl::Status Lowerer::into(simt::Body& body, const std::function<absl::Status()>& fn) {
   simt::Body* saved = out_;
   out_ = &body;

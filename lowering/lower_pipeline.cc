@@ -277,12 +277,7 @@ absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::E
           e.back() = add(e.back(), j);
           ASSIGN_OR_RETURN(std::vector<simt::Expr> e_at, region_coords(c->src, e));
           ASSIGN_OR_RETURN(simt::Expr v, read_element(c->src.buffer, e_at));
-          simt::Stmt store;
-          store.kind = simt::StmtKind::kStore;
-          store.space = Space::kShared;
-          store.id = dst.id;
-          store.operands = {add(var(dst_at), j), simt::Expr::cast(type, std::move(v))};
-          emit(std::move(store));
+          store_shared(dst.id, add(var(dst_at), j), std::move(v));
           return absl::OkStatus();
         }));
         // Ordinary stores reach warpgroup products (async proxy) only through a proxy fence

@@ -99,7 +99,6 @@ absl::Status Lowerer::lower_register_pipelined(const ForOp& op, const PipelinePl
     int64_t slot = 0;
     for (const CopyOp* c : plan.copies) {
       const Storage& dst = storage_[c->dst.buffer];
-      const DType type = kernel_.symbol(c->dst.buffer).dtype;
       simt::Expr base = mul(buffer, i32(dst.buffer_elements()));
       RETURN_IF_ERROR(in_chunks(*c, [&] {
         return for_chunks(*c, slot, [&](const std::vector<simt::Expr>& rel, int64_t k) -> absl::Status {
@@ -116,12 +115,7 @@ absl::Status Lowerer::lower_register_pipelined(const ForOp& op, const PipelinePl
         return for_cyclic(dst.shape, /*unroll=*/false, [&](const std::vector<simt::Expr>& rel) -> absl::Status {
           ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(c->src, rel));
           ASSIGN_OR_RETURN(simt::Expr v, read_element(c->src.buffer, at));
-          simt::Stmt st;
-          st.kind = simt::StmtKind::kStore;
-          st.space = Space::kShared;
-          st.id = dst.id;
-          st.operands = {add(base, tile_offset(dst, rel)), simt::Expr::cast(type, std::move(v))};
-          emit(std::move(st));
+          store_shared(dst.id, add(base, tile_offset(dst, rel)), std::move(v));
           return absl::OkStatus();
         });
       }));

@@ -162,6 +162,8 @@ class Lowerer {
   simt::Expr var(uint32_t id) const;
   void assign(uint32_t var, simt::Expr value);
   void assign_at(uint32_t array, simt::Expr index, simt::Expr value);
+  // Element `index` of shared array `array` = `value`, cast to the array's element type.
+  void store_shared(uint32_t array, simt::Expr index, simt::Expr value);
   void emit(simt::Stmt s) { out_->push_back(std::move(s)); }
   // Runs `fn` with statements going into `body`.
   absl::Status into(simt::Body& body, const std::function<absl::Status()>& fn);
