@@ -109,10 +109,21 @@ absl::StatusOr<PhysicalDeviceInfo> describe(const Dispatch& vk, VkPhysicalDevice
   }
 
   if (vulkan12) {
+    const bool executable_properties =
+        has(extensions, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executable_features{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
     VkPhysicalDeviceCooperativeMatrixFeaturesKHR coopmat_features{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+    // Only structures of extensions the device has go into the chain.
+    void* extension_features = nullptr;
+    if (executable_properties) extension_features = &executable_features;
+    if (coopmat) {
+      coopmat_features.pNext = extension_features;
+      extension_features = &coopmat_features;
+    }
     VkPhysicalDeviceVulkan12Features features12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-    features12.pNext = coopmat ? &coopmat_features : nullptr;
+    features12.pNext = extension_features;
     VkPhysicalDeviceVulkan11Features features11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
     features11.pNext = &features12;
     VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
@@ -123,6 +134,7 @@ absl::StatusOr<PhysicalDeviceInfo> describe(const Dispatch& vk, VkPhysicalDevice
     info.storage_8bit = features12.storageBuffer8BitAccess;
     info.vulkan_memory_model = features12.vulkanMemoryModel;
     info.storage_16bit = features11.storageBuffer16BitAccess;
+    info.pipeline_statistics = executable_properties && executable_features.pipelineExecutableInfo;
     info.cooperative_matrix =
         coopmat && coopmat_features.cooperativeMatrix &&
         (coopmat_properties.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
@@ -173,6 +185,7 @@ std::string PhysicalDeviceInfo::features_string() const {
   }
   if (shader_clock) parts.push_back("clock");
   if (subgroup_size_control) parts.push_back("subgroup-size-control");
+  if (pipeline_statistics) parts.push_back("pipeline-statistics");
   return absl::StrJoin(parts, ", ");
 }
 
@@ -268,6 +281,13 @@ absl::StatusOr<std::shared_ptr<Device>> Device::create(std::shared_ptr<Instance>
     clock.pNext = extension_features;
     extension_features = &clock;
   }
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executable{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  executable.pipelineExecutableInfo = VK_TRUE;
+  if (info.pipeline_statistics) {
+    executable.pNext = extension_features;
+    extension_features = &executable;
+  }
   VkPhysicalDeviceVulkan12Features features12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   features12.shaderFloat16 = info.shader_float16;
   features12.shaderInt8 = info.shader_int8;
@@ -284,6 +304,8 @@ absl::StatusOr<std::shared_ptr<Device>> Device::create(std::shared_ptr<Instance>
   if (info.cooperative_matrix) extensions.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   if (info.shader_clock) extensions.push_back(VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
   if (info.subgroup_size_control) extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+  if (info.pipeline_statistics)
+    extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
 
   VkDeviceCreateInfo create_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   create_info.pNext = &features;

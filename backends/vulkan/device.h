@@ -51,6 +51,9 @@ struct PhysicalDeviceInfo {
   bool cooperative_matrix_16x16x16_bf16 = false;
   bool shader_clock = false;           // VK_KHR_shader_clock
   bool subgroup_size_control = false;  // VK_EXT_subgroup_size_control
+  // VK_KHR_pipeline_executable_properties with pipelineExecutableInfo: the driver reports what
+  // it compiled (registers, shared memory, ...) for pipelines created to capture it.
+  bool pipeline_statistics = false;
 
   // "1.3.238"
   std::string api_version_string() const;

@@ -83,6 +83,15 @@ absl::StatusOr<std::unique_ptr<ComputePipeline>> ComputePipeline::create(
   create.stage.module = pipeline->shader_;
   create.stage.pName = description.entry_point.c_str();
   create.layout = pipeline->layout_;
+  pipeline->statistics_captured_ =
+      description.capture_statistics && device->info().pipeline_statistics &&
+      vk.vkGetPipelineExecutablePropertiesKHR != nullptr &&
+      vk.vkGetPipelineExecutableStatisticsKHR != nullptr;
+  if (pipeline->statistics_captured_) {
+    create.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
+    if (vk.vkGetPipelineExecutableInternalRepresentationsKHR != nullptr)
+      create.flags |= VK_PIPELINE_CREATE_CAPTURE_INTERNAL_REPRESENTATIONS_BIT_KHR;
+  }
   VK_RETURN_IF_ERROR(vk.vkCreateComputePipelines(handle, device->pipeline_cache(), 1, &create,
                                                  nullptr, &pipeline->pipeline_),
                      where + "vkCreateComputePipelines");
@@ -122,6 +131,121 @@ ComputePipeline::~ComputePipeline() {
   if (layout_ != VK_NULL_HANDLE) vk.vkDestroyPipelineLayout(handle, layout_, nullptr);
   if (set_layout_ != VK_NULL_HANDLE) vk.vkDestroyDescriptorSetLayout(handle, set_layout_, nullptr);
   if (shader_ != VK_NULL_HANDLE) vk.vkDestroyShaderModule(handle, shader_, nullptr);
+}
+
+namespace {
+
+std::string statistic_value(const VkPipelineExecutableStatisticKHR& s) {
+  switch (s.format) {
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
+      return s.value.b32 ? "true" : "false";
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+      return absl::StrCat(s.value.i64);
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+      return absl::StrCat(s.value.u64);
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR:
+      return absl::StrCat(s.value.f64);
+    default:
+      return absl::StrCat("(format ", static_cast<int>(s.format), ")");
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> ComputePipeline::executable_names() const {
+  const std::string where = absl::StrCat("kernel ", kernel_name_, ": ");
+  if (!statistics_captured_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        where, device_->info().pipeline_statistics
+                   ? "the pipeline was not created to capture statistics"
+                   : "the device does not report pipeline statistics "
+                     "(VK_KHR_pipeline_executable_properties)"));
+  }
+  const Dispatch& vk = device_->vk();
+  VkPipelineInfoKHR pipeline_info{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
+  pipeline_info.pipeline = pipeline_;
+  uint32_t count = 0;
+  VK_RETURN_IF_ERROR(
+      vk.vkGetPipelineExecutablePropertiesKHR(device_->handle(), &pipeline_info, &count, nullptr),
+      where + "vkGetPipelineExecutablePropertiesKHR");
+  std::vector<VkPipelineExecutablePropertiesKHR> executables(
+      count, VkPipelineExecutablePropertiesKHR{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR});
+  VK_RETURN_IF_ERROR(vk.vkGetPipelineExecutablePropertiesKHR(device_->handle(), &pipeline_info,
+                                                             &count, executables.data()),
+                     where + "vkGetPipelineExecutablePropertiesKHR");
+  std::vector<std::string> names;
+  for (uint32_t e = 0; e < count; ++e) names.emplace_back(executables[e].name);
+  return names;
+}
+
+absl::StatusOr<std::vector<PipelineStatistic>> ComputePipeline::statistics() const {
+  const std::string where = absl::StrCat("kernel ", kernel_name_, ": ");
+  ASSIGN_OR_RETURN(std::vector<std::string> executables, executable_names());
+  const Dispatch& vk = device_->vk();
+  VkDevice handle = device_->handle();
+  std::vector<PipelineStatistic> result;
+  for (uint32_t e = 0; e < executables.size(); ++e) {
+    VkPipelineExecutableInfoKHR executable{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+    executable.pipeline = pipeline_;
+    executable.executableIndex = e;
+    uint32_t n = 0;
+    VK_RETURN_IF_ERROR(vk.vkGetPipelineExecutableStatisticsKHR(handle, &executable, &n, nullptr),
+                       where + "vkGetPipelineExecutableStatisticsKHR");
+    std::vector<VkPipelineExecutableStatisticKHR> stats(
+        n, VkPipelineExecutableStatisticKHR{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+    VK_RETURN_IF_ERROR(vk.vkGetPipelineExecutableStatisticsKHR(handle, &executable, &n, stats.data()),
+                       where + "vkGetPipelineExecutableStatisticsKHR");
+    for (uint32_t i = 0; i < n; ++i) {
+      result.push_back({executables[e], stats[i].name, statistic_value(stats[i]), stats[i].description});
+    }
+  }
+  return result;
+}
+
+absl::StatusOr<std::vector<PipelineRepresentation>> ComputePipeline::internal_representations() const {
+  const std::string where = absl::StrCat("kernel ", kernel_name_, ": ");
+  ASSIGN_OR_RETURN(std::vector<std::string> executables, executable_names());
+  const Dispatch& vk = device_->vk();
+  if (vk.vkGetPipelineExecutableInternalRepresentationsKHR == nullptr) {
+    return absl::FailedPreconditionError(
+        where + "the driver does not offer vkGetPipelineExecutableInternalRepresentationsKHR");
+  }
+  VkDevice handle = device_->handle();
+  std::vector<PipelineRepresentation> result;
+  for (uint32_t e = 0; e < executables.size(); ++e) {
+    VkPipelineExecutableInfoKHR executable{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+    executable.pipeline = pipeline_;
+    executable.executableIndex = e;
+    uint32_t n = 0;
+    VK_RETURN_IF_ERROR(
+        vk.vkGetPipelineExecutableInternalRepresentationsKHR(handle, &executable, &n, nullptr),
+        where + "vkGetPipelineExecutableInternalRepresentationsKHR");
+    std::vector<VkPipelineExecutableInternalRepresentationKHR> reps(
+        n, VkPipelineExecutableInternalRepresentationKHR{
+               VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INTERNAL_REPRESENTATION_KHR});
+    // First the sizes, then the data into buffers of those sizes.
+    VK_RETURN_IF_ERROR(
+        vk.vkGetPipelineExecutableInternalRepresentationsKHR(handle, &executable, &n, reps.data()),
+        where + "vkGetPipelineExecutableInternalRepresentationsKHR");
+    std::vector<std::string> data(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      data[i].resize(reps[i].dataSize);
+      reps[i].pData = data[i].data();
+    }
+    VkResult fetched =
+        vk.vkGetPipelineExecutableInternalRepresentationsKHR(handle, &executable, &n, reps.data());
+    if (fetched != VK_SUCCESS && fetched != VK_INCOMPLETE) {
+      VK_RETURN_IF_ERROR(fetched, where + "vkGetPipelineExecutableInternalRepresentationsKHR");
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      std::string& text = data[i];
+      text.resize(reps[i].dataSize);
+      if (reps[i].isText && !text.empty() && text.back() == '\0') text.pop_back();
+      result.push_back({executables[e], reps[i].name, reps[i].description,
+                        reps[i].isText == VK_TRUE, std::move(text)});
+    }
+  }
+  return result;
 }
 
 absl::Status ComputePipeline::dispatch(std::span<Buffer* const> buffers,

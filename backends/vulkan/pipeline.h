@@ -10,6 +10,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -24,6 +25,25 @@ struct PipelineDescription {
   std::string entry_point = "main";
   uint32_t storage_buffers = 0;
   uint32_t push_constant_bytes = 0;  // a multiple of 4
+  // Ask the driver to keep what it compiled for statistics() (where the device can report it).
+  bool capture_statistics = false;
+};
+
+// One figure the driver reports about a compiled pipeline: "Register Count" = "128".
+struct PipelineStatistic {
+  std::string executable;  // the executable's name ("Compute Shader" and the like)
+  std::string name;
+  std::string value;
+  std::string description;
+};
+
+// A form of the compiled code the driver chose to show (an intermediate or machine code listing).
+struct PipelineRepresentation {
+  std::string executable;
+  std::string name;
+  std::string description;
+  bool is_text = false;
+  std::string data;
 };
 
 struct GridSize {
@@ -49,13 +69,22 @@ class ComputePipeline {
   // it (seconds; 0 where the queue has no timestamps or nothing ran yet). Launch overhead on the
   // host is not in it.
   double last_device_seconds() const { return last_device_seconds_; }
+  // What the driver compiled: its statistics for each executable of the pipeline
+  // (VK_KHR_pipeline_executable_properties). FailedPrecondition where the pipeline was not
+  // created with capture_statistics or the device cannot report them.
+  absl::StatusOr<std::vector<PipelineStatistic>> statistics() const;
+  // The driver's internal representations of the same executables, where it offers any.
+  absl::StatusOr<std::vector<PipelineRepresentation>> internal_representations() const;
 
  private:
   ComputePipeline() = default;
+  // Names of the pipeline's executables; FailedPrecondition unless statistics were captured.
+  absl::StatusOr<std::vector<std::string>> executable_names() const;
   std::shared_ptr<Device> device_;
   std::string kernel_name_;
   uint32_t storage_buffers_ = 0;
   uint32_t push_constant_bytes_ = 0;
+  bool statistics_captured_ = false;
   VkShaderModule shader_ = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
   VkPipelineLayout layout_ = VK_NULL_HANDLE;

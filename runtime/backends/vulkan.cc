@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -186,6 +187,57 @@ struct PreparedModule {
   std::vector<PreparedKernel> kernels;  // in the module's kernel order
 };
 
+// TILERT_VULKAN_PIPELINE_STATS=1: each pipeline is created to capture the driver's statistics
+// (VK_KHR_pipeline_executable_properties), printed once when the kernel is prepared: registers,
+// shared memory and the like, as far as the driver reports them, and the names and sizes of the
+// internal representations it offers. TILERT_VULKAN_PIPELINE_DUMP=DIR also writes those
+// representations to DIR/KERNEL.N.txt (or .bin).
+const char* pipeline_dump_dir() {
+  const char* dir = std::getenv("TILERT_VULKAN_PIPELINE_DUMP");
+  return dir != nullptr && dir[0] != '\0' ? dir : nullptr;
+}
+
+bool pipeline_statistics_wanted() {
+  static const bool wanted = [] {
+    const char* text = std::getenv("TILERT_VULKAN_PIPELINE_STATS");
+    return (text != nullptr && text[0] != '\0' && text[0] != '0') || pipeline_dump_dir() != nullptr;
+  }();
+  return wanted;
+}
+
+void print_pipeline_statistics(const vulkan::ComputePipeline& pipeline) {
+  const char* kernel = pipeline.kernel_name().c_str();
+  absl::StatusOr<std::vector<vulkan::PipelineStatistic>> stats = pipeline.statistics();
+  if (!stats.ok()) {
+    std::fprintf(stderr, "vulkan: %s\n", std::string(stats.status().message()).c_str());
+    return;
+  }
+  for (const vulkan::PipelineStatistic& s : *stats) {
+    std::fprintf(stderr, "vulkan: kernel %s: %s: %s = %s (%s)\n", kernel, s.executable.c_str(),
+                 s.name.c_str(), s.value.c_str(), s.description.c_str());
+  }
+  absl::StatusOr<std::vector<vulkan::PipelineRepresentation>> reps =
+      pipeline.internal_representations();
+  if (!reps.ok()) {
+    std::fprintf(stderr, "vulkan: %s\n", std::string(reps.status().message()).c_str());
+    return;
+  }
+  const char* dir = pipeline_dump_dir();
+  for (size_t i = 0; i < reps->size(); ++i) {
+    const vulkan::PipelineRepresentation& r = (*reps)[i];
+    std::string path;
+    if (dir != nullptr) {
+      path = absl::StrCat(dir, "/", kernel, ".", i, r.is_text ? ".txt" : ".bin");
+      std::ofstream out(path, std::ios::binary);
+      out.write(r.data.data(), static_cast<std::streamsize>(r.data.size()));
+      if (!out) path = absl::StrCat("(could not write ", path, ")");
+    }
+    std::fprintf(stderr, "vulkan: kernel %s: %s: representation %zu \"%s\" (%s), %zu bytes%s%s\n",
+                 kernel, r.executable.c_str(), i, r.name.c_str(), r.description.c_str(),
+                 r.data.size(), path.empty() ? "" : " -> ", path.c_str());
+  }
+}
+
 absl::StatusOr<PreparedKernel> prepare_kernel(const std::shared_ptr<vulkan::Device>& device,
                                               const Kernel& kernel) {
   const vulkan::PhysicalDeviceInfo& info = device->info();
@@ -208,7 +260,9 @@ absl::StatusOr<PreparedKernel> prepare_kernel(const std::shared_ptr<vulkan::Devi
   description.spirv = words;
   description.storage_buffers = storage_buffers;
   description.push_constant_bytes = prepared.push_constants.total_bytes;
+  description.capture_statistics = pipeline_statistics_wanted();
   ASSIGN_OR_RETURN(prepared.pipeline, vulkan::ComputePipeline::create(device, description));
+  if (description.capture_statistics) print_pipeline_statistics(*prepared.pipeline);
   if (prepared.function.status_param >= 0) {
     ASSIGN_OR_RETURN(prepared.status, vulkan::Buffer::create_host_visible(device, simt::kStatusWords * 4));
   }

@@ -60,6 +60,10 @@ TEST_CASE("features are listed in a fixed order, only when present") {
   CHECK(info.features_string() ==
         "subgroup 32, shared 48 KB, fp16, int8, cooperative-matrix 16x16x16 f16 bf16, "
         "subgroup-size-control");
+  info.pipeline_statistics = true;
+  CHECK(info.features_string() ==
+        "subgroup 32, shared 48 KB, fp16, int8, cooperative-matrix 16x16x16 f16 bf16, "
+        "subgroup-size-control, pipeline-statistics");
   info.api_version = VK_MAKE_API_VERSION(0, 1, 3, 238);
   CHECK(info.api_version_string() == "1.3.238");
 }

@@ -206,6 +206,38 @@ TEST_CASE("dispatch arguments are checked against the pipeline") {
   CHECK(std::string(bad.status().message()).find("kernel junk: not a SPIR-V module") == 0);
 }
 
+TEST_CASE("driver statistics are given for pipelines created to capture them, where the device reports them") {
+  VULKAN_DEVICE_OR_SKIP(device);
+  std::vector<uint32_t> spirv = testing::assemble_spirv(kVectorAdd);
+  auto plain = ComputePipeline::create(
+      device, {.kernel_name = "vector_add", .spirv = spirv, .storage_buffers = 3,
+               .push_constant_bytes = 4});
+  REQUIRE(plain.ok());
+  absl::StatusOr<std::vector<PipelineStatistic>> none = (*plain)->statistics();
+  CHECK(absl::IsFailedPrecondition(none.status()));
+  CHECK(std::string(none.status().message()).find("kernel vector_add: ") == 0);
+
+  auto captured = ComputePipeline::create(
+      device, {.kernel_name = "vector_add", .spirv = spirv, .storage_buffers = 3,
+               .push_constant_bytes = 4, .capture_statistics = true});
+  REQUIRE(captured.ok());
+  absl::StatusOr<std::vector<PipelineStatistic>> stats = (*captured)->statistics();
+  if (device->info().pipeline_statistics) {
+    REQUIRE_MESSAGE(stats.ok(), std::string(stats.status().message()));
+    CHECK(!stats->empty());
+    for (const PipelineStatistic& s : *stats) {
+      CHECK(!s.executable.empty());
+      CHECK(!s.name.empty());
+      CHECK(!s.value.empty());
+    }
+  } else {
+    CHECK(absl::IsFailedPrecondition(stats.status()));
+    CHECK(std::string(stats.status().message()).find("VK_KHR_pipeline_executable_properties") !=
+          std::string::npos);
+    CHECK(absl::IsFailedPrecondition((*captured)->internal_representations().status()));
+  }
+}
+
 TEST_CASE("a kernel past its time limit is DeadlineExceeded and the device is then lost") {
   VULKAN_DEVICE_OR_SKIP(device);
   std::vector<uint32_t> spirv = testing::assemble_spirv(kSpin);
