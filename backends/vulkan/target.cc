@@ -55,6 +55,7 @@ SpirvOptions spirv_options_for_device(const PhysicalDeviceInfo& info) {
   o.shader_clock = info.shader_clock;
   o.float_atomic_add = false;  // the device is created without VK_EXT_shader_atomic_float
   o.cooperative_matrix = has_f16_cooperative_matrix(info);
+  o.max_shared_bytes = info.max_shared_memory_bytes;
   return o;
 }
 

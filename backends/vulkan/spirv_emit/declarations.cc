@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "backends/vulkan/spirv_emit/emitter.h"
 #include "ir/status.h"
 
@@ -242,6 +243,25 @@ void Emitter::declare_interface() {
   interface_.push_back(push_block_);
 }
 
+// Workgroup memory as declared: each shared array at its stored element width (widened narrow
+// types take 4 bytes), 16-byte aligned, as the lowering lays them out.
+void Emitter::check_shared_size() {
+  if (o_.max_shared_bytes == 0) return;
+  int64_t total = 0;
+  std::vector<std::string> widened;
+  for (const ArrayInfo& a : shared_) {
+    const int64_t element = a.layout == ElementLayout::kNative ? dtype_size(a.type) : 4;
+    if (element != dtype_size(a.type)) widened.push_back(a.name);
+    total += (a.count * element + 15) / 16 * 16;
+  }
+  if (total <= o_.max_shared_bytes) return;
+  fail(absl::ResourceExhaustedError(absl::StrCat(
+      "its shared arrays take ", total, " bytes of workgroup memory as SPIR-V "
+      "stores them", widened.empty() ? "" : absl::StrCat(" (", absl::StrJoin(widened, ", "),
+                                                          " widened to 32-bit elements)"),
+      ", the device allows ", o_.max_shared_bytes)));
+}
+
 // Shared and private arrays, and private scalars. Must run inside the function's first block.
 void Emitter::declare_arrays() {
   auto narrow_layout = [&](ArrayInfo& a, uint32_t index) {
@@ -287,6 +307,7 @@ void Emitter::declare_arrays() {
     b_.set_name(a.variable, s.name);
     interface_.push_back(a.variable);
   }
+  check_shared_size();
   private_arrays_.resize(f_.variables.size());
   variables_.resize(f_.variables.size());
   for (size_t i = 0; i < f_.variables.size(); ++i) {

@@ -28,6 +28,11 @@ struct SpirvOptions {
   // matrix statements is then emitted with SPV_KHR_cooperative_matrix under the Vulkan memory
   // model (the extension requires it); other functions are emitted as without it.
   bool cooperative_matrix = false;
+  // The device's maxComputeSharedMemorySize (0: unknown). Shared arrays of narrow types that
+  // SPIR-V keeps widened to 32 bits (bf16 always, f16 / i8 without their arithmetic) take more
+  // bytes than the lowering counted; a function whose arrays then exceed this is refused
+  // (ResourceExhausted) rather than handed to a driver that may lose the device over it.
+  uint32_t max_shared_bytes = 0;
 };
 
 // Where each scalar parameter lives in the push-constant block. Every scalar takes 4 bytes
@@ -47,7 +52,8 @@ void store_push_constant(DType type, int64_t int_value, double float_value, void
 
 // The module's words. Errors: Unimplemented for what the options (or Vulkan) cannot express
 // (named barriers, a clock without shader_clock, subgroup reductions without subgroup
-// arithmetic, matrices without cooperative_matrix, bf16 matrices), InvalidArgument for a
+// arithmetic, matrices without cooperative_matrix, bf16 matrices), ResourceExhausted for shared
+// arrays that exceed max_shared_bytes as stored, InvalidArgument for a
 // malformed function (an unknown parameter, variable, array or matrix, a matrix statement on
 // the wrong kind of matrix or array), each naming the function.
 absl::StatusOr<std::vector<uint32_t>> emit_spirv(const simt::Function& f, const SpirvOptions& o);

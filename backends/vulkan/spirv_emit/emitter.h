@@ -55,6 +55,7 @@ class Emitter {
 
   // --- declarations.cc
   Id repr_type(DType t);             // the SPIR-V type a value of `t` is computed in
+  void check_shared_size();          // fails if the stored shared arrays exceed the device's
   Id u32_type() { return b_.type_int(32, false); }
   Id i32_type() { return b_.type_int(32, true); }
   Id f32_type() { return b_.type_float(32); }

@@ -241,6 +241,28 @@ TEST_CASE("what the options or Vulkan cannot express is Unimplemented, naming th
   }
 }
 
+TEST_CASE("shared arrays that exceed the device's workgroup memory as stored are ResourceExhausted") {
+  // 12288 bf16 elements: 24 KB as the lowering counts them, 48 KB as SPIR-V stores them (32-bit
+  // words), next to 8 KB of f32.
+  simt::Function f;
+  f.name = "wide";
+  f.threads = 64;
+  f.shared.push_back({"tile", DType::kBF16, 12288});
+  f.shared.push_back({"sums", DType::kF32, 2048});
+  SpirvOptions o = full_options();
+  o.max_shared_bytes = 49152;
+  absl::StatusOr<std::vector<uint32_t>> words = emit_spirv(f, o);
+  REQUIRE(absl::IsResourceExhausted(words.status()));
+  CHECK(std::string(words.status().message()) ==
+        "kernel wide: its shared arrays take 57344 bytes of workgroup memory as SPIR-V stores them "
+        "(tile widened to 32-bit elements), the device allows 49152");
+  // The same arrays fit 64 KB; an unknown limit (0) checks nothing.
+  o.max_shared_bytes = 65536;
+  CHECK(emit_spirv(f, o).ok());
+  o.max_shared_bytes = 0;
+  CHECK(emit_spirv(f, o).ok());
+}
+
 TEST_CASE("malformed functions are InvalidArgument, naming what is missing") {
   simt::Function f;
   f.name = "bad";
