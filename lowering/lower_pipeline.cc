@@ -51,7 +51,10 @@ std::optional<Lowerer::PipelinePlan> Lowerer::plan_pipeline(const Stmt& loop, co
   if (op.kind != LoopKind::kPipelined || scheduled_) return std::nullopt;
   PipelinePlan plan;
   // Without asynchronous copies, SPIR-V pipelines stage through registers (chunk_load /
-  // chunk_store, which the AMDGCN emitter does not have yet).
+  // chunk_store). AMDGCN emits those statements too, but its GEMMs multiply on the plain path
+  // (no MFMA / WMMA plans yet), whose accumulators already fill the VGPRs: staging registers made
+  // llc spill there (gfx90a: 0 -> 260 bytes of scratch for examples/gemm.tile), so AMD loops
+  // stay serial until that can be measured on hardware.
   plan.register_staged = !target_.has(TargetFeature::kAsyncCopy);
   if (plan.register_staged && target_.api != ApiKind::kSpirv) return std::nullopt;
   std::set<SymbolId> tiles;
@@ -72,7 +75,8 @@ std::optional<Lowerer::PipelinePlan> Lowerer::plan_pipeline(const Stmt& loop, co
       return std::nullopt;
     // SPIR-V keeps 16-bit shared elements only for f16 with float16 arithmetic; other 16-bit
     // tiles are widened to 32 bits there, twice the bytes the stage count is chosen for.
-    if (plan.register_staged && elem == 2 && !(dst.dtype == DType::kF16 && target_.has(TargetFeature::kFloat16Arithmetic)))
+    if (plan.register_staged && target_.api == ApiKind::kSpirv && elem == 2 &&
+        !(dst.dtype == DType::kF16 && target_.has(TargetFeature::kFloat16Arithmetic)))
       return std::nullopt;
     tiles.insert(c->dst.buffer);
     plan.copies.push_back(c);

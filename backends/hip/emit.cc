@@ -203,8 +203,7 @@ absl::Status Emitter::stmt(const simt::Stmt& s) {
       return absl::UnimplementedError(absl::StrCat(
           "function ", f_.name, ": matrix statements (MFMA / WMMA) are not emitted for AMDGCN yet"));
     case StmtKind::kChunkLoad:
-    case StmtKind::kChunkStore:
-      // Register-staged pipelines are planned for SPIR-V targets only so far.
+    case StmtKind::kChunkStore: return emit_chunk(s);
     case StmtKind::kAsyncCopy:
     case StmtKind::kAsyncCommit:
     case StmtKind::kAsyncWait:
@@ -228,6 +227,48 @@ absl::Status Emitter::stmt(const simt::Stmt& s) {
                                                    " is not emitted for AMDGCN"));
   }
   return absl::InvalidArgumentError("unknown simt statement kind");
+}
+
+// chunk_load / chunk_store: 16 bytes as one <4 x i32> access (global_load_dwordx4,
+// ds_write_b128). The private chunk words live in a 16-byte aligned alloca and the first word is
+// a multiple of 4; the lowering keeps both memory indices 16-byte aligned.
+absl::Status Emitter::emit_chunk(const simt::Stmt& s) {
+  const bool load = s.kind == simt::StmtKind::kChunkLoad;
+  if (s.operands.size() != 2) {
+    return absl::InvalidArgumentError(absl::StrCat(av(simt::stmt_kind_name(s.kind)), " takes two operands"));
+  }
+  const uint32_t words = load ? s.id : s.array;
+  RETURN_IF_ERROR(check_var(words, true, "private array"));
+  if (f_.variables[words].type != DType::kU32) {
+    return absl::InvalidArgumentError(absl::StrCat(av(simt::stmt_kind_name(s.kind)), ": chunk registers ",
+                                                   f_.variables[words].name, " are not u32"));
+  }
+  const simt::Expr& first = s.operands[load ? 0 : 1];
+  if (first.kind != simt::ExprKind::kConst || first.int_value % 4 != 0 || first.int_value < 0 ||
+      first.int_value + 4 > f_.variables[words].count) {
+    return absl::InvalidArgumentError(absl::StrCat(av(simt::stmt_kind_name(s.kind)), ": the first chunk word must be a "
+                                                   "constant multiple of 4 inside ", f_.variables[words].name));
+  }
+  ASSIGN_OR_RETURN(std::string index, expr(s.operands[load ? 1 : 0]));
+  DType element = DType::kU32;
+  ASSIGN_OR_RETURN(std::string memory, element_pointer(load ? simt::Space::kGlobal : simt::Space::kShared,
+                                                       load ? s.array : s.id, index, &element));
+  DType word_type = DType::kU32;
+  ASSIGN_OR_RETURN(std::string registers, element_pointer(simt::Space::kPrivate, words,
+                                                          absl::StrCat(first.int_value), &word_type));
+  const int as = load ? 1 : 3;
+  std::string_view t = memory_type(element);
+  std::string memory_vec = op(absl::StrCat("bitcast ", av(t), " addrspace(", as, ")* ", memory,
+                                           " to <4 x i32> addrspace(", as, ")*"));
+  std::string registers_vec = op(absl::StrCat("bitcast i32 addrspace(5)* ", registers, " to <4 x i32> addrspace(5)*"));
+  if (load) {
+    std::string v = op(absl::StrCat("load <4 x i32>, <4 x i32> addrspace(1)* ", memory_vec, ", align 16"));
+    line(absl::StrCat("store <4 x i32> ", v, ", <4 x i32> addrspace(5)* ", registers_vec, ", align 16"));
+  } else {
+    std::string v = op(absl::StrCat("load <4 x i32>, <4 x i32> addrspace(5)* ", registers_vec, ", align 16"));
+    line(absl::StrCat("store <4 x i32> ", v, ", <4 x i32> addrspace(3)* ", memory_vec, ", align 16"));
+  }
+  return absl::OkStatus();
 }
 
 std::string Emitter::signature() const {

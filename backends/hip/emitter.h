@@ -47,6 +47,7 @@ class Emitter {
   // --- expressions (emit_expr.cc)
   absl::StatusOr<std::string> expr(const simt::Expr& e);
   // A typed pointer to element `index` (an i32 SSA value) of array `id` in `space`.
+  absl::Status emit_chunk(const simt::Stmt& s);  // chunk_load / chunk_store
   absl::StatusOr<std::string> element_pointer(simt::Space space, uint32_t id,
                                               const std::string& index, DType* element_type);
 

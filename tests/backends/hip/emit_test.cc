@@ -83,6 +83,23 @@ TEST_CASE("constants are exact") {
   CHECK(ir.find("store float 0x3FB99999A0000000") != std::string::npos);
 }
 
+TEST_CASE("chunk statements move 16 bytes as one vector access") {
+  std::string ir = emit(every_kind_function(), "amdgcn:gfx90a", 64);
+  CHECK(ir.find("load <4 x i32>, <4 x i32> addrspace(1)* ") != std::string::npos);
+  CHECK(ir.find("store <4 x i32> ") != std::string::npos);
+  CHECK(ir.find("<4 x i32> addrspace(3)* ") != std::string::npos);
+  CHECK(ir.find("<4 x i32> addrspace(5)* ") != std::string::npos);
+  // The chunk words must be addressed by constants (a dynamic index would put them in scratch).
+  simt::Function f = every_kind_function();
+  for (simt::Stmt& s : f.body) {
+    if (s.kind == simt::StmtKind::kChunkLoad) s.operands[0] = simt::Expr::builtin(simt::Builtin::kLocalId);
+  }
+  absl::StatusOr<std::string> r = emit_amdgcn_llvm_ir(f, target("amdgcn:gfx90a"), 64);
+  CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(r.status().message()) ==
+        "chunk_load: the first chunk word must be a constant multiple of 4 inside chunk");
+}
+
 TEST_CASE("what the emitter refuses, and why") {
   lowering::TargetDescription gfx90a = target("amdgcn:gfx90a");
   simt::Function f = reverse_function(64);

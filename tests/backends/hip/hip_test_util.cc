@@ -75,7 +75,8 @@ simt::Function every_kind_function() {
   f.variables = {{"i", DType::kI32, 0},  {"acc", DType::kF32, 0}, {"priv", DType::kF32, 8},
                  {"j", DType::kI32, 0},  {"u", DType::kU32, 0},   {"w", DType::kI64, 0},
                  {"d", DType::kF64, 0},  {"b", DType::kBool, 0},  {"h", DType::kF16, 0},
-                 {"bf", DType::kBF16, 0}, {"c8", DType::kI8, 0}};
+                 {"bf", DType::kBF16, 0}, {"c8", DType::kI8, 0}, {"chunk", DType::kU32, 8}};
+  const uint32_t kChunk = 11;
   auto array_of = [&](DType t) -> uint32_t {
     for (uint32_t k = 0; k < 10; ++k) if (kArrays[k] == t) return k;
     return 0;
@@ -169,6 +170,23 @@ simt::Function every_kind_function() {
   b.push_back(store(Space::kGlobal, array_of(DType::kF32), i, var(1), StmtKind::kAtomicAdd));
   b.push_back(store(Space::kShared, 1, i32(0), i32(1), StmtKind::kAtomicAdd));
   b.push_back(store(Space::kShared, 0, i32(0), var(1), StmtKind::kAtomicAdd));
+  // Register staging: 16 bytes of a_f16 (8 elements) and of input (4) through the chunk words
+  // into the shared tile.
+  Stmt chunk_in;
+  chunk_in.kind = StmtKind::kChunkLoad;
+  chunk_in.id = kChunk;
+  chunk_in.array = array_of(DType::kF16);
+  chunk_in.operands = {i32(0), Expr::binary(BinaryOp::kMul, tid, i32(8))};
+  b.push_back(chunk_in);
+  chunk_in.array = kInput;
+  chunk_in.operands = {i32(4), Expr::binary(BinaryOp::kMul, tid, i32(4))};
+  b.push_back(chunk_in);
+  Stmt chunk_out;
+  chunk_out.kind = StmtKind::kChunkStore;
+  chunk_out.id = 0;
+  chunk_out.array = kChunk;
+  chunk_out.operands = {Expr::binary(BinaryOp::kMul, Expr::binary(BinaryOp::kBitAnd, tid, i32(31)), i32(8)), i32(4)};
+  b.push_back(chunk_out);
 
   // Loops: an unrolled one over the private array, a counted one, a while.
   Stmt unrolled;
