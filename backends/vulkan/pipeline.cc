@@ -178,6 +178,13 @@ absl::StatusOr<std::vector<std::string>> ComputePipeline::executable_names() con
   return names;
 }
 
+VkPipelineExecutableInfoKHR ComputePipeline::executable_info(uint32_t index) const {
+  VkPipelineExecutableInfoKHR executable{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+  executable.pipeline = pipeline_;
+  executable.executableIndex = index;
+  return executable;
+}
+
 absl::StatusOr<std::vector<PipelineStatistic>> ComputePipeline::statistics() const {
   const std::string where = absl::StrCat("kernel ", kernel_name_, ": ");
   ASSIGN_OR_RETURN(std::vector<std::string> executables, executable_names());
@@ -185,9 +192,7 @@ absl::StatusOr<std::vector<PipelineStatistic>> ComputePipeline::statistics() con
   VkDevice handle = device_->handle();
   std::vector<PipelineStatistic> result;
   for (uint32_t e = 0; e < executables.size(); ++e) {
-    VkPipelineExecutableInfoKHR executable{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
-    executable.pipeline = pipeline_;
-    executable.executableIndex = e;
+    const VkPipelineExecutableInfoKHR executable = executable_info(e);
     uint32_t n = 0;
     VK_RETURN_IF_ERROR(vk.vkGetPipelineExecutableStatisticsKHR(handle, &executable, &n, nullptr),
                        where + "vkGetPipelineExecutableStatisticsKHR");
@@ -213,9 +218,7 @@ absl::StatusOr<std::vector<PipelineRepresentation>> ComputePipeline::internal_re
   VkDevice handle = device_->handle();
   std::vector<PipelineRepresentation> result;
   for (uint32_t e = 0; e < executables.size(); ++e) {
-    VkPipelineExecutableInfoKHR executable{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
-    executable.pipeline = pipeline_;
-    executable.executableIndex = e;
+    const VkPipelineExecutableInfoKHR executable = executable_info(e);
     uint32_t n = 0;
     VK_RETURN_IF_ERROR(
         vk.vkGetPipelineExecutableInternalRepresentationsKHR(handle, &executable, &n, nullptr),

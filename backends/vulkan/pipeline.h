@@ -80,6 +80,7 @@ class ComputePipeline {
   ComputePipeline() = default;
   // Names of the pipeline's executables; FailedPrecondition unless statistics were captured.
   absl::StatusOr<std::vector<std::string>> executable_names() const;
+  VkPipelineExecutableInfoKHR executable_info(uint32_t index) const;
   std::shared_ptr<Device> device_;
   std::string kernel_name_;
   uint32_t storage_buffers_ = 0;
