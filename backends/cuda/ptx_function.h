@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "lowering/simt.h"
 #include "lowering/target.h"
 
@@ -58,7 +59,15 @@ class FunctionEmitter {
   std::string new_reg(RegClass c);
   PtxValue new_value(DType t) { return {new_reg(reg_class(t)), t}; }
   std::string new_label();
-  void line(std::string text);  // one instruction, indented, ';' added
+  // One instruction from its pieces (anything absl::StrCat takes), indented, ';' added. The
+  // pieces go straight into the body: a temporary string per instruction cost more than the text.
+  template <typename... Pieces>
+  void line(const Pieces&... pieces) {
+    body_.push_back('\t');
+    (append_to_body(pieces), ...);
+    body_.append(";\n");
+  }
+  void append_to_body(const absl::AlphaNum& piece) { body_.append(piece.data(), piece.size()); }
   void label(const std::string& name);
   absl::Status error(std::string_view what) const;         // InvalidArgument naming the function
   absl::Status unimplemented(std::string_view what) const;  // Unimplemented naming the function

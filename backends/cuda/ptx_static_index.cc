@@ -110,11 +110,13 @@ std::optional<int64_t> fold_constant(const Expr& e, const std::map<uint32_t, int
     }
     case ExprKind::kBinary: {
       if (e.args.size() != 2) return std::nullopt;
+      // The emitter asks this of every integer subexpression: give up at the first operand that
+      // is not known rather than walking the rest of the tree.
       std::optional<int64_t> a = fold_constant(e.args[0], known);
+      if (!a) return std::nullopt;
       std::optional<int64_t> b = fold_constant(e.args[1], known);
       int64_t out = 0;
-      if (!a || !b || !eval_int_binary(static_cast<BinaryOp>(e.op), *a, *b, &out))
-        return std::nullopt;
+      if (!b || !eval_int_binary(static_cast<BinaryOp>(e.op), *a, *b, &out)) return std::nullopt;
       return wrap_to(out, e.type);
     }
     case ExprKind::kCall: {
