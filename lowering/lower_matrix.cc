@@ -274,7 +274,10 @@ absl::Status Lowerer::lower_matrix_copy_out(const Storage& acc, const Region& ds
         assign(idx, add(simt::Expr::builtin(simt::Builtin::kSubgroupLane), mul(e, i32(p.subgroup_size))));
         simt::Expr r = add(origin.row, add(i32(i * origin.row_step), bin(BinaryOp::kDiv, var(idx), i32(kTile))));
         simt::Expr col = add(origin.col, add(i32(j * kTile), bin(BinaryOp::kMod, var(idx), i32(kTile))));
-        ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(dst, {r, col}));
+        std::vector<simt::Expr> rel;  // moved in: a braced list would copy both coordinates
+        rel.push_back(std::move(r));
+        rel.push_back(std::move(col));
+        ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(dst, rel));
         for (simt::Expr& c : at) {  // each coordinate once: the bounds test and the address use it
           uint32_t v = new_var("at", DType::kI32);
           assign(v, std::move(c));
