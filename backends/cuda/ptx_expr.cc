@@ -311,18 +311,17 @@ absl::StatusOr<PtxValue> FunctionEmitter::binary(const Expr& e) {
   auto op = static_cast<BinaryOp>(e.op);
   if (op == BinaryOp::kAnd || op == BinaryOp::kOr) return logic(e);
   // Integer operands known here (constants, unrolled loop variables) fold or become immediates:
-  // fewer instructions to write, and fewer for ptxas to read.
-  if (is_integer(e.type)) {
-    if (std::optional<int64_t> v = fold_constant(e, unrolled_)) return int_value(*v, e.type);
-  }
+  // fewer instructions to write, and fewer for ptxas to read. Each operand is folded once, and the
+  // whole from the two (folding `e` itself would walk both operands again).
   const Expr* lhs = &e.args[0];
   const Expr* rhs = &e.args[1];
-  std::optional<int64_t> rhs_known = integer_operand(*rhs);
-  if (!rhs_known && commutative(op)) {
-    if (std::optional<int64_t> lhs_known = integer_operand(*lhs)) {
-      std::swap(lhs, rhs);
-      rhs_known = lhs_known;
-    }
+  std::optional<int64_t> lhs_known = integer_operand(*lhs), rhs_known = integer_operand(*rhs);
+  if (is_integer(e.type) && lhs_known && rhs_known) {
+    if (std::optional<int64_t> v = fold_binary(e, *lhs_known, *rhs_known)) return int_value(*v, e.type);
+  }
+  if (!rhs_known && lhs_known && commutative(op)) {
+    std::swap(lhs, rhs);
+    std::swap(lhs_known, rhs_known);
   }
   ASSIGN_OR_RETURN(PtxValue a, expr(*lhs));
   PtxValue b;

@@ -34,6 +34,10 @@ int64_t wrap_to(int64_t v, DType t);
 // in `known` (unrolled loop variables); nullopt otherwise.
 std::optional<int64_t> fold_constant(const simt::Expr& e, const std::map<uint32_t, int64_t>& known);
 
+// The folded value of binary expression `e` (an integer or comparison) whose operands have the
+// values `a` and `b`; nullopt where it does not fold (division by zero and the like).
+std::optional<int64_t> fold_binary(const simt::Expr& e, int64_t a, int64_t b);
+
 // Whether integer expression `e` is never negative: non-negative constants, thread and block
 // indices, and sums, products, quotients of such (ptx_divide.cc).
 bool known_nonnegative(const simt::Expr& e, const std::map<uint32_t, int64_t>& known);

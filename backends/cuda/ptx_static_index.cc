@@ -87,6 +87,12 @@ class PrivateArrayUse {
 
 }  // namespace
 
+std::optional<int64_t> fold_binary(const Expr& e, int64_t a, int64_t b) {
+  int64_t out = 0;
+  if (!eval_int_binary(static_cast<BinaryOp>(e.op), a, b, &out)) return std::nullopt;
+  return wrap_to(out, e.type);
+}
+
 std::optional<int64_t> fold_constant(const Expr& e, const std::map<uint32_t, int64_t>& known) {
   if (!is_integer(e.type) && e.type != DType::kBool) return std::nullopt;
   switch (e.kind) {
@@ -115,9 +121,8 @@ std::optional<int64_t> fold_constant(const Expr& e, const std::map<uint32_t, int
       std::optional<int64_t> a = fold_constant(e.args[0], known);
       if (!a) return std::nullopt;
       std::optional<int64_t> b = fold_constant(e.args[1], known);
-      int64_t out = 0;
-      if (!b || !eval_int_binary(static_cast<BinaryOp>(e.op), *a, *b, &out)) return std::nullopt;
-      return wrap_to(out, e.type);
+      if (!b) return std::nullopt;
+      return fold_binary(e, *a, *b);
     }
     case ExprKind::kCall: {
       auto f = static_cast<Func>(e.op);
