@@ -2,6 +2,9 @@
 // declarations, and the statements (structured control flow becomes labels and branches).
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cstring>
+#include <iterator>
 
 #include "absl/strings/str_cat.h"
 #include "backends/cuda/ptx_emit.h"
@@ -69,12 +72,35 @@ RegClass reg_class(DType t) {
   return RegClass::kB32;
 }
 
+std::string numbered_name(std::string_view prefix, uint32_t n) {
+  char text[32];  // the prefix, then at most 20 digits and a sign
+  const size_t length = std::min(prefix.size(), size_t{8});
+  std::copy_n(prefix.data(), length, text);
+  char* end = std::to_chars(text + length, std::end(text), n).ptr;
+  return std::string(text, end);
+}
+
 std::string FunctionEmitter::new_reg(RegClass c) {
   int& count = reg_counts_[static_cast<int>(c)];
-  return absl::StrCat(kRegClasses[static_cast<int>(c)].prefix, count++);
+  return numbered_name(kRegClasses[static_cast<int>(c)].prefix, count++);
 }
 
 std::string FunctionEmitter::new_label() { return absl::StrCat("$L_", f_.name, "_", labels_++); }
+
+void FunctionEmitter::append_line(std::initializer_list<absl::AlphaNum> pieces) {
+  size_t size = 3;  // '\t', ';', '\n'
+  for (const absl::AlphaNum& p : pieces) size += p.size();
+  const size_t at = body_.size();
+  body_.resize(at + size);
+  char* out = body_.data() + at;
+  *out++ = '\t';
+  for (const absl::AlphaNum& p : pieces) {
+    std::memcpy(out, p.data(), p.size());
+    out += p.size();
+  }
+  out[0] = ';';
+  out[1] = '\n';
+}
 
 void FunctionEmitter::label(const std::string& name) { body_.append(name).append(":\n"); }
 
@@ -88,7 +114,7 @@ absl::Status FunctionEmitter::unimplemented(std::string_view what) const {
 }
 
 std::string FunctionEmitter::var_reg(uint32_t id, int64_t element) const {
-  return element < 0 ? absl::StrCat("%v", id) : absl::StrCat("%v", id, "_", element);
+  return element < 0 ? numbered_name("%v", id) : absl::StrCat("%v", id, "_", element);
 }
 
 absl::Status FunctionEmitter::declare_params() {

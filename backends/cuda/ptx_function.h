@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -42,6 +43,10 @@ std::optional<int64_t> fold_binary(const simt::Expr& e, int64_t a, int64_t b);
 // indices, and sums, products, quotients of such (ptx_divide.cc).
 bool known_nonnegative(const simt::Expr& e, const std::map<uint32_t, int64_t>& known);
 
+// `prefix` (at most 8 characters) followed by the decimal `n`: "%r12". Nearly every value gets a
+// register name, so it is put together in one buffer, not through StrCat's general machinery.
+std::string numbered_name(std::string_view prefix, uint32_t n);
+
 // Register `i` of matrix `id` ("%mat3_0"): 8 f32 registers per accumulator (ptx_matrix.cc).
 std::string matrix_reg(uint32_t id, int i);
 
@@ -63,15 +68,9 @@ class FunctionEmitter {
   std::string new_reg(RegClass c);
   PtxValue new_value(DType t) { return {new_reg(reg_class(t)), t}; }
   std::string new_label();
-  // One instruction from its pieces (anything absl::StrCat takes), indented, ';' added. The
-  // pieces go straight into the body: a temporary string per instruction cost more than the text.
+  // One instruction from its pieces (anything absl::StrCat takes), indented, ';' added.
   template <typename... Pieces>
-  void line(const Pieces&... pieces) {
-    body_.push_back('\t');
-    (append_to_body(pieces), ...);
-    body_.append(";\n");
-  }
-  void append_to_body(const absl::AlphaNum& piece) { body_.append(piece.data(), piece.size()); }
+  void line(const Pieces&... pieces) { append_line({pieces...}); }
   void label(const std::string& name);
   absl::Status error(std::string_view what) const;         // InvalidArgument naming the function
   absl::Status unimplemented(std::string_view what) const;  // Unimplemented naming the function
@@ -109,6 +108,10 @@ class FunctionEmitter {
 
  private:
   absl::Status declare_params();
+  // Emitting is mostly this: the pieces are measured, the body grows once by their total and they
+  // are copied in. An append per piece, or a temporary string per instruction, cost more than the
+  // text itself.
+  void append_line(std::initializer_list<absl::AlphaNum> pieces);
   absl::Status statements(const simt::Body& body);
   absl::Status statement(const simt::Stmt& s);
   absl::Status assign(const simt::Stmt& s);
