@@ -39,7 +39,7 @@ absl::Status Lowerer::lower_matrix_fill(const Storage& acc, simt::Expr value) {
     simt::Stmt st;
     st.kind = simt::StmtKind::kMatrixFill;
     st.id = m;
-    st.operands = {simt::Expr::cast(DType::kF32, value)};
+    st.operands.push_back(simt::Expr::cast(DType::kF32, value));
     emit(std::move(st));
   }
   return absl::OkStatus();
@@ -126,8 +126,12 @@ absl::Status Lowerer::lower_warpgroup_gemm(const GemmOp& op, const Storage& a, c
       m.a = static_cast<uint32_t>(p.tiles_n);
       m.array = a.id;
       m.b = b.id;
-      m.operands = {add(var(a0), delta(a, i32(int64_t{i} * kWarpgroupRows), k0)), i32(a_lbo), i32(a_sbo),
-                    add(var(b0), delta(b, k0, i32(0))), i32(b_lbo), i32(b_sbo), i32(a.swizzle), i32(b.swizzle)};
+      // One by one, not `= {...}`: the offsets are trees over kk, which a braced list would copy.
+      m.operands.push_back(add(var(a0), delta(a, i32(int64_t{i} * kWarpgroupRows), k0)));
+      m.operands.push_back(i32(a_lbo));
+      m.operands.push_back(i32(a_sbo));
+      m.operands.push_back(add(var(b0), delta(b, k0, i32(0))));
+      for (int64_t field : {b_lbo, b_sbo, a.swizzle, b.swizzle}) m.operands.push_back(i32(field));
       emit(std::move(m));
     }
     return absl::OkStatus();

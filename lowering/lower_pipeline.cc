@@ -176,7 +176,7 @@ absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::E
     simt::Stmt whole;
     whole.kind = simt::StmtKind::kIf;
     ASSIGN_OR_RETURN(simt::Expr inside, staged_tile_in_chunks(*c));
-    whole.operands = {std::move(inside)};
+    whole.operands.push_back(std::move(inside));  // not `= {...}`: that would copy the tree
     // `at`: the chunk's shared and global offsets when the caller has them at hand.
     auto unchecked_chunk = [&](const std::vector<simt::Expr>& chunk,
                                std::optional<std::pair<simt::Expr, simt::Expr>> at = std::nullopt) -> absl::Status {
@@ -186,7 +186,8 @@ absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::E
       cp.array = src.id;
       cp.a = kChunkBytes;
       if (at) {
-        cp.operands = {std::move(at->first), std::move(at->second)};
+        cp.operands.push_back(std::move(at->first));
+        cp.operands.push_back(std::move(at->second));
       } else {
         std::vector<simt::Expr> rel = chunk;
         rel.back() = mul(rel.back(), i32(per_chunk));
