@@ -56,7 +56,8 @@ std::string matrix_regs(uint32_t id, int first, int count) {
   std::string out = "{";
   for (int i = 0; i < count; ++i)
     absl::StrAppend(&out, i ? ", " : "", matrix_reg(id, first + i));
-  return out + "}";
+  out += '}';
+  return out;
 }
 
 bool is_matrix_input_type(DType t) { return t == DType::kF16 || t == DType::kBF16; }
@@ -96,7 +97,12 @@ bool known_even(const simt::Expr& e, const std::map<uint32_t, int64_t>& known) {
 
 }  // namespace
 
-std::string matrix_reg(uint32_t id, int i) { return absl::StrCat("%mat", id, "_", i); }
+std::string matrix_reg(uint32_t id, int i) {
+  std::string name = numbered_name("%mat", id);
+  name += '_';
+  name += numbered_name("", static_cast<uint32_t>(i));
+  return name;
+}
 
 int sm_version(const std::string& arch) {
   if (arch.rfind("sm_", 0) != 0) return 0;
