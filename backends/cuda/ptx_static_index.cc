@@ -1,6 +1,8 @@
 // Which private arrays live in registers: PTX registers cannot be indexed at run time, so an
 // array qualifies only when every index is a constant once unrolled loops are unrolled. The
 // walk unrolls exactly as the emitter does (same folding, same loop variables), so the two agree.
+#include <algorithm>
+
 #include "backends/cuda/ptx_function.h"
 #include "ir/expr.h"
 
@@ -142,6 +144,9 @@ std::optional<int64_t> fold_constant(const Expr& e, const std::map<uint32_t, int
 }
 
 std::vector<bool> register_private_arrays(const simt::Function& f) {
+  // Without private arrays there is nothing to decide, and no need to walk the unrolled body.
+  if (std::none_of(f.variables.begin(), f.variables.end(), [](const simt::Variable& v) { return v.count > 0; }))
+    return std::vector<bool>(f.variables.size(), false);
   return PrivateArrayUse(f).result(f.body);
 }
 
