@@ -197,6 +197,7 @@ const InstructionInfo* instruction_info(spv::Op op) {
 absl::StatusOr<OperandIds> decode_ids(const InstructionInfo& info,
                                       std::span<const uint32_t> words) {
   OperandIds ids;
+  ids.used.reserve(words.size());  // at most one id a word: one allocation, not one per doubling
   size_t at = 0;
   auto missing = [&](std::string_view what) {
     return absl::InvalidArgumentError(absl::StrCat(av(info.name), ": missing ", av(what),
