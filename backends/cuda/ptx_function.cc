@@ -72,16 +72,38 @@ RegClass reg_class(DType t) {
 }
 
 std::string numbered_name(std::string_view prefix, uint32_t n) {
-  char text[32];  // the prefix, then at most 20 digits and a sign
+  char text[24];  // the prefix (at most 8 characters), then at most 10 digits
   const size_t length = std::min(prefix.size(), size_t{8});
   std::copy_n(prefix.data(), length, text);
   char* end = std::to_chars(text + length, std::end(text), n).ptr;
   return std::string(text, end);
 }
 
+namespace {
+
+// Adds one to the decimal number that ends `name` after `prefix_length` characters: "%r9" -> "%r10".
+void count_up(std::string& name, size_t prefix_length) {
+  for (size_t i = name.size(); i-- > prefix_length;) {
+    if (name[i] != '9') {
+      ++name[i];
+      return;
+    }
+    name[i] = '0';
+  }
+  name.insert(prefix_length, 1, '1');
+}
+
+}  // namespace
+
 std::string FunctionEmitter::new_reg(RegClass c) {
-  int& count = reg_counts_[static_cast<int>(c)];
-  return numbered_name(kRegClasses[static_cast<int>(c)].prefix, count++);
+  const int k = static_cast<int>(c);
+  const std::string_view prefix = kRegClasses[k].prefix;
+  std::string& next = next_reg_names_[k];
+  if (next.empty()) next = numbered_name(prefix, reg_counts_[k]);
+  std::string name = next;
+  ++reg_counts_[k];
+  count_up(next, prefix.size());
+  return name;
 }
 
 std::string FunctionEmitter::new_label() { return absl::StrCat("$L_", f_.name, "_", labels_++); }

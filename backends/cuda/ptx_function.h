@@ -166,6 +166,9 @@ class FunctionEmitter {
   // Values fixed for the thread's lifetime, formed once in the prologue: key -> register.
   std::map<std::string, std::string> prologue_registers_;
   int reg_counts_[6] = {};
+  // Per register class, the name new_reg gives next ("%r12"), counted up in place: nearly every
+  // value takes a new register, and formatting each name anew cost more than this.
+  std::string next_reg_names_[6];
   int labels_ = 0;
   std::vector<std::string> param_regs_;      // per param: address (arrays) or value register
   std::vector<bool> array_in_registers_;     // per variable
