@@ -8,14 +8,9 @@
 namespace tilert {
 namespace {
 
-struct DTypeInfo {
-  std::string_view name;
-  int size;
-  DTypeKind kind;
-};
-
-constexpr DTypeInfo kInfo[] = {
-#define TILERT_X(e, name, size, kind) {name, size, DTypeKind::kind},
+// Sizes and kinds are inline in dtype.h.
+constexpr std::string_view kNames[] = {
+#define TILERT_X(e, name, size, kind) name,
     TILERT_DTYPES(TILERT_X)
 #undef TILERT_X
 };
@@ -32,13 +27,11 @@ int float_rank(DType t) {
 
 }  // namespace
 
-std::string_view dtype_name(DType t) { return kInfo[static_cast<int>(t)].name; }
-int dtype_size(DType t) { return kInfo[static_cast<int>(t)].size; }
-DTypeKind dtype_kind(DType t) { return kInfo[static_cast<int>(t)].kind; }
+std::string_view dtype_name(DType t) { return kNames[static_cast<int>(t)]; }
 
 std::optional<DType> dtype_from_name(std::string_view name) {
   for (int i = 0; i < kNumDTypes; ++i)
-    if (kInfo[i].name == name) return static_cast<DType>(i);
+    if (kNames[i] == name) return static_cast<DType>(i);
   return std::nullopt;
 }
 

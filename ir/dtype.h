@@ -35,8 +35,23 @@ inline constexpr int kNumDTypes = 0
 enum class DTypeKind : uint8_t { kBool, kSigned, kUnsigned, kFloat };
 
 std::string_view dtype_name(DType t);
-int dtype_size(DType t);
-DTypeKind dtype_kind(DType t);
+// Size and kind are asked of nearly every expression node by the lowering and the emitters: inline.
+constexpr int dtype_size(DType t) {
+  switch (t) {
+#define TILERT_X(e, name, size, kind) case DType::e: return size;
+    TILERT_DTYPES(TILERT_X)
+#undef TILERT_X
+  }
+  return 0;
+}
+constexpr DTypeKind dtype_kind(DType t) {
+  switch (t) {
+#define TILERT_X(e, name, size, kind) case DType::e: return DTypeKind::kind;
+    TILERT_DTYPES(TILERT_X)
+#undef TILERT_X
+  }
+  return DTypeKind::kBool;
+}
 std::optional<DType> dtype_from_name(std::string_view name);
 inline bool is_float(DType t) { return dtype_kind(t) == DTypeKind::kFloat; }
 inline bool is_integer(DType t) {

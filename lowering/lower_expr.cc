@@ -146,9 +146,10 @@ simt::Expr Lowerer::tile_offset(const Storage& st, const std::vector<simt::Expr>
   simt::Expr chunk = bin(BinaryOp::kShr, bin(BinaryOp::kBitAnd, c, i32(row_elems - 1)), i32(log2(per_16)));
   simt::Expr place = bin(BinaryOp::kBitAnd, bin(BinaryOp::kShr, r, i32(log2(128 / st.swizzle))),
                          i32(st.swizzle / 16 - 1));
-  simt::Expr within = add(add(mul(block, i32(rows * row_elems)), mul(r, i32(row_elems))),
-                          add(bin(BinaryOp::kShl, bin(BinaryOp::kBitXor, chunk, place), i32(log2(per_16))),
-                              bin(BinaryOp::kBitAnd, c, i32(per_16 - 1))));
+  simt::Expr within = add(add(mul(std::move(block), i32(rows * row_elems)), mul(std::move(r), i32(row_elems))),
+                          add(bin(BinaryOp::kShl, bin(BinaryOp::kBitXor, std::move(chunk), std::move(place)),
+                                  i32(log2(per_16))),
+                              bin(BinaryOp::kBitAnd, std::move(c), i32(per_16 - 1))));
   if (lead.empty()) return within;
   return add(mul(flat_index(lead, lead_shape), i32(rows * cols)), std::move(within));
 }
@@ -174,13 +175,15 @@ absl::StatusOr<simt::Expr> Lowerer::tensor_in_bounds(const Storage& t, const std
   for (size_t d = 0; d < idx.size(); ++d) {
     ASSIGN_OR_RETURN(simt::Expr extent, expr(sym.shape[d]));
     simt::Expr i = simt::Expr::cast(DType::kI32, idx[d]);
-    simt::Expr c = bin(BinaryOp::kLt, i, simt::Expr::cast(DType::kI32, extent));
+    simt::Expr c = bin(BinaryOp::kLt, i, simt::Expr::cast(DType::kI32, std::move(extent)));
     // Indices built from non-negative parts need no lower check.
     bool non_negative = i.kind == simt::ExprKind::kConst && i.int_value >= 0;
-    if (!non_negative) c = bin(BinaryOp::kAnd, bin(BinaryOp::kGe, i, i32(0)), std::move(c));
+    if (!non_negative) c = bin(BinaryOp::kAnd, bin(BinaryOp::kGe, std::move(i), i32(0)), std::move(c));
     ok = ok ? bin(BinaryOp::kAnd, std::move(*ok), std::move(c)) : std::move(c);
   }
-  return ok ? *ok : simt::Expr::bool_const(true);
+  // Moved out, not copied: the condition is a tree over every index.
+  if (!ok) return simt::Expr::bool_const(true);
+  return std::move(*ok);
 }
 
 absl::StatusOr<simt::Expr> Lowerer::read_element(SymbolId sym, const std::vector<simt::Expr>& idx) {
@@ -193,8 +196,8 @@ absl::StatusOr<simt::Expr> Lowerer::read_element(SymbolId sym, const std::vector
       assign(tmp, is_float(type) ? simt::Expr::float_const(0, DType::kF32) : i32(0));
       ASSIGN_OR_RETURN(simt::Expr inb, tensor_in_bounds(st, idx));
       ASSIGN_OR_RETURN(simt::Expr flat, tensor_flat_index(st, idx));
-      RETURN_IF_ERROR(if_then(inb, [&] {
-        assign(tmp, simt::Expr::load(Space::kGlobal, st.id, type, flat));
+      RETURN_IF_ERROR(if_then(std::move(inb), [&] {
+        assign(tmp, simt::Expr::load(Space::kGlobal, st.id, type, std::move(flat)));
         return absl::OkStatus();
       }));
       return var(tmp);
@@ -217,12 +220,14 @@ absl::Status Lowerer::write_element(SymbolId sym, const std::vector<simt::Expr>&
     case Storage::Kind::kTensor: {
       ASSIGN_OR_RETURN(simt::Expr inb, tensor_in_bounds(st, idx));
       ASSIGN_OR_RETURN(simt::Expr flat, tensor_flat_index(st, idx));
-      return if_then(inb, [&] {
+      return if_then(std::move(inb), [&] {
         simt::Stmt s;
         s.kind = simt::StmtKind::kStore;
         s.space = Space::kGlobal;
         s.id = st.id;
-        s.operands = {flat, simt::Expr::cast(type, value)};
+        // push_back, not `= {...}`: an initializer list can only be copied from.
+        s.operands.push_back(std::move(flat));
+        s.operands.push_back(simt::Expr::cast(type, std::move(value)));
         emit(std::move(s));
         return absl::OkStatus();
       });

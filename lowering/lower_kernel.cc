@@ -518,8 +518,9 @@ class ThreadCode {
       ASSIGN_OR_RETURN(simt::Expr inb, l_.tensor_in_bounds(st, idx));
       ASSIGN_OR_RETURN(simt::Expr flat, l_.tensor_flat_index(st, idx));
       op.id = static_cast<uint32_t>(st.id);  // tensor storage ids are parameter positions
-      op.operands = {flat, simt::Expr::cast(type, value)};
-      return l_.if_then(inb, [&] {
+      op.operands.push_back(std::move(flat));
+      op.operands.push_back(simt::Expr::cast(type, std::move(value)));
+      return l_.if_then(std::move(inb), [&] {
         l_.emit(std::move(op));
         return absl::OkStatus();
       });

@@ -39,7 +39,7 @@ absl::Status Lowerer::lower_matrix_fill(const Storage& acc, simt::Expr value) {
     simt::Stmt st;
     st.kind = simt::StmtKind::kMatrixFill;
     st.id = m;
-    st.operands = {simt::Expr::cast(DType::kF32, value)};
+    st.operands.push_back(simt::Expr::cast(DType::kF32, value));
     emit(std::move(st));
   }
   return absl::OkStatus();
@@ -126,8 +126,12 @@ absl::Status Lowerer::lower_warpgroup_gemm(const GemmOp& op, const Storage& a, c
       m.a = static_cast<uint32_t>(p.tiles_n);
       m.array = a.id;
       m.b = b.id;
-      m.operands = {add(var(a0), delta(a, i32(int64_t{i} * kWarpgroupRows), k0)), i32(a_lbo), i32(a_sbo),
-                    add(var(b0), delta(b, k0, i32(0))), i32(b_lbo), i32(b_sbo), i32(a.swizzle), i32(b.swizzle)};
+      // One by one, not `= {...}`: the offsets are trees over kk, which a braced list would copy.
+      m.operands.push_back(add(var(a0), delta(a, i32(int64_t{i} * kWarpgroupRows), k0)));
+      m.operands.push_back(i32(a_lbo));
+      m.operands.push_back(i32(a_sbo));
+      m.operands.push_back(add(var(b0), delta(b, k0, i32(0))));
+      for (int64_t field : {b_lbo, b_sbo, a.swizzle, b.swizzle}) m.operands.push_back(i32(field));
       emit(std::move(m));
     }
     return absl::OkStatus();
@@ -274,7 +278,10 @@ absl::Status Lowerer::lower_matrix_copy_out(const Storage& acc, const Region& ds
         assign(idx, add(simt::Expr::builtin(simt::Builtin::kSubgroupLane), mul(e, i32(p.subgroup_size))));
         simt::Expr r = add(origin.row, add(i32(i * origin.row_step), bin(BinaryOp::kDiv, var(idx), i32(kTile))));
         simt::Expr col = add(origin.col, add(i32(j * kTile), bin(BinaryOp::kMod, var(idx), i32(kTile))));
-        ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(dst, {r, col}));
+        std::vector<simt::Expr> rel;  // moved in: a braced list would copy both coordinates
+        rel.push_back(std::move(r));
+        rel.push_back(std::move(col));
+        ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(dst, rel));
         for (simt::Expr& c : at) {  // each coordinate once: the bounds test and the address use it
           uint32_t v = new_var("at", DType::kI32);
           assign(v, std::move(c));

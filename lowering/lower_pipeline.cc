@@ -165,8 +165,8 @@ absl::StatusOr<simt::Expr> Lowerer::staged_tile_in_chunks(const CopyOp& c) {
     return bin(BinaryOp::kEq, bin(BinaryOp::kMod, simt::Expr::cast(DType::kI32, std::move(v)), i32(per_chunk)),
                i32(0));
   };
-  return bin(BinaryOp::kAnd, bin(BinaryOp::kAnd, first_inside, last_inside),
-             bin(BinaryOp::kAnd, multiple_of_chunk(tile_flat), multiple_of_chunk(row_length)));
+  return bin(BinaryOp::kAnd, bin(BinaryOp::kAnd, std::move(first_inside), std::move(last_inside)),
+             bin(BinaryOp::kAnd, multiple_of_chunk(std::move(tile_flat)), multiple_of_chunk(std::move(row_length))));
 }
 
 absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::Expr& stage) {
@@ -184,7 +184,7 @@ absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::E
     simt::Stmt whole;
     whole.kind = simt::StmtKind::kIf;
     ASSIGN_OR_RETURN(simt::Expr inside, staged_tile_in_chunks(*c));
-    whole.operands = {std::move(inside)};
+    whole.operands.push_back(std::move(inside));  // not `= {...}`: that would copy the tree
     // `at`: the chunk's shared and global offsets when the caller has them at hand.
     auto unchecked_chunk = [&](const std::vector<simt::Expr>& chunk,
                                std::optional<std::pair<simt::Expr, simt::Expr>> at = std::nullopt) -> absl::Status {
@@ -194,13 +194,15 @@ absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::E
       cp.array = src.id;
       cp.a = kChunkBytes;
       if (at) {
-        cp.operands = {std::move(at->first), std::move(at->second)};
+        cp.operands.push_back(std::move(at->first));
+        cp.operands.push_back(std::move(at->second));
       } else {
         std::vector<simt::Expr> rel = chunk;
         rel.back() = mul(rel.back(), i32(per_chunk));
         ASSIGN_OR_RETURN(std::vector<simt::Expr> coords, region_coords(c->src, rel));
         ASSIGN_OR_RETURN(simt::Expr flat, tensor_flat_index(src, coords));
-        cp.operands = {add(base, tile_offset(dst, rel)), std::move(flat)};
+        cp.operands.push_back(add(base, tile_offset(dst, rel)));
+        cp.operands.push_back(std::move(flat));
       }
       emit(std::move(cp));
       return absl::OkStatus();
@@ -262,13 +264,14 @@ absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::E
       ASSIGN_OR_RETURN(simt::Expr last_in, tensor_in_bounds(src, at_last));
       uint32_t flat = new_var("src", DType::kI32);
       ASSIGN_OR_RETURN(simt::Expr flat_value, tensor_flat_index(src, at));
-      assign(flat, flat_value);
+      assign(flat, std::move(flat_value));
       uint32_t dst_at = new_var("dst", DType::kI32);
       assign(dst_at, add(base, tile_offset(dst, rel)));
       simt::Expr aligned = bin(BinaryOp::kEq, bin(BinaryOp::kMod, var(flat), i32(per_chunk)), i32(0));
       simt::Stmt st;
       st.kind = simt::StmtKind::kIf;
-      st.operands = {bin(BinaryOp::kAnd, bin(BinaryOp::kAnd, first_in, last_in), aligned)};
+      st.operands.push_back(
+          bin(BinaryOp::kAnd, bin(BinaryOp::kAnd, std::move(first_in), std::move(last_in)), std::move(aligned)));
       RETURN_IF_ERROR(into(st.body, [&] {
         simt::Stmt cp;
         cp.kind = simt::StmtKind::kAsyncCopy;

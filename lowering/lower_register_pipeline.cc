@@ -82,7 +82,7 @@ absl::Status Lowerer::lower_register_pipelined(const ForOp& op, const PipelinePl
     simt::Stmt st;
     st.kind = simt::StmtKind::kIf;
     ASSIGN_OR_RETURN(simt::Expr inside, staged_tile_in_chunks(c));
-    st.operands = {std::move(inside)};
+    st.operands.push_back(std::move(inside));  // not `= {...}`: that would copy the tree
     RETURN_IF_ERROR(into(st.body, whole));
     RETURN_IF_ERROR(into(st.else_body, ragged));
     emit(std::move(st));

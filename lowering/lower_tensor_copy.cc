@@ -110,8 +110,9 @@ absl::Status Lowerer::issue_tensor_copies(const PipelinePlan& plan, uint32_t ful
       copy.id = dst.id;
       copy.a = static_cast<uint32_t>(t.map);
       copy.array = full;
-      copy.operands = {add(mul(buffer, i32(dst.buffer_elements())), tile_offset(dst, {i32(0), i32(j * t.block_columns)})),
-                       buffer};
+      copy.operands.push_back(
+          add(mul(buffer, i32(dst.buffer_elements())), tile_offset(dst, {i32(0), i32(j * t.block_columns)})));
+      copy.operands.push_back(buffer);
       // Coordinates innermost first.
       for (size_t d = origin.size(); d-- > 0;)
         copy.operands.push_back(d + 1 == origin.size() ? add(origin[d], i32(j * t.block_columns)) : origin[d]);

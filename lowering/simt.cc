@@ -112,6 +112,7 @@ Expr Expr::binary(BinaryOp op, Expr a, Expr b) {
   e.op = static_cast<uint8_t>(op);
   DType operand = is_logic(op) ? DType::kBool : common_type(a, b);
   e.type = binary_op_is_comparison(op) ? DType::kBool : operand;
+  e.args.reserve(2);  // one allocation, not a second one and a move on the second push_back
   e.args.push_back(cast(operand, std::move(a)));
   e.args.push_back(cast(operand, std::move(b)));
   return e;

@@ -23,7 +23,7 @@ absl::Status FunctionEmitter::async_copy(const simt::Stmt& s) {
   ASSIGN_OR_RETURN(std::string dst, address(Space::kShared, s.id, s.operands[0], type));
   ASSIGN_OR_RETURN(std::string src, address(Space::kGlobal, s.array, s.operands[1], type));
   // .cg caches in L2 only: the data is read once per block from global memory.
-  line(absl::StrCat("cp.async.cg.shared.global [", dst, "], [", src, "], 16"));
+  line("cp.async.cg.shared.global [", dst, "], [", src, "], 16");
   return absl::OkStatus();
 }
 
@@ -38,7 +38,7 @@ absl::Status FunctionEmitter::async_wait(const simt::Stmt& s) {
   if (!target_.has(lowering::TargetFeature::kAsyncCopy))
     return unimplemented(absl::StrCat("async_wait: ", target_.arch, " has no cp.async"));
   if (s.a > 7) return error(absl::StrCat("async_wait ", s.a, ": at most 7 groups may stay in flight"));
-  line(absl::StrCat("cp.async.wait_group ", s.a));
+  line("cp.async.wait_group ", s.a);
   return absl::OkStatus();
 }
 

@@ -55,20 +55,20 @@ std::optional<PtxValue> FunctionEmitter::divide_by_constant(const PtxValue& a, i
   if (std::has_single_bit(ud)) {
     const int k = std::countr_zero(ud);
     if (!is_signed) {
-      if (remainder) line(absl::StrCat("and.b32 ", out.reg, ", ", a.reg, ", ", ud - 1));
-      else line(absl::StrCat("shr.u32 ", out.reg, ", ", a.reg, ", ", k));
+      if (remainder) line("and.b32 ", out.reg, ", ", a.reg, ", ", ud - 1);
+      else line("shr.u32 ", out.reg, ", ", a.reg, ", ", k);
       return out;
     }
     // Bias a negative dividend by d - 1 so the arithmetic shift truncates toward zero.
     std::string bias = new_reg(RegClass::kB32);
-    line(absl::StrCat("shr.s32 ", bias, ", ", a.reg, ", 31"));
-    line(absl::StrCat("shr.u32 ", bias, ", ", bias, ", ", 32 - k));
-    line(absl::StrCat("add.s32 ", bias, ", ", a.reg, ", ", bias));
+    line("shr.s32 ", bias, ", ", a.reg, ", 31");
+    line("shr.u32 ", bias, ", ", bias, ", ", 32 - k);
+    line("add.s32 ", bias, ", ", a.reg, ", ", bias);
     if (remainder) {
-      line(absl::StrCat("and.b32 ", bias, ", ", bias, ", ", -static_cast<int32_t>(ud)));
-      line(absl::StrCat("sub.s32 ", out.reg, ", ", a.reg, ", ", bias));
+      line("and.b32 ", bias, ", ", bias, ", ", -static_cast<int32_t>(ud));
+      line("sub.s32 ", out.reg, ", ", a.reg, ", ", bias);
     } else {
-      line(absl::StrCat("shr.s32 ", out.reg, ", ", bias, ", ", k));
+      line("shr.s32 ", out.reg, ", ", bias, ", ", k);
     }
     return out;
   }
@@ -82,23 +82,23 @@ std::optional<PtxValue> FunctionEmitter::divide_by_constant(const PtxValue& a, i
   std::string n = a.reg;
   if (is_signed) {
     n = new_reg(RegClass::kB32);
-    line(absl::StrCat("abs.s32 ", n, ", ", a.reg));
+    line("abs.s32 ", n, ", ", a.reg);
   }
   std::string q = new_reg(RegClass::kB32);
-  line(absl::StrCat("mul.hi.u32 ", q, ", ", n, ", ", m));
-  if (l > 1) line(absl::StrCat("shr.u32 ", q, ", ", q, ", ", l - 1));
+  line("mul.hi.u32 ", q, ", ", n, ", ", m);
+  if (l > 1) line("shr.u32 ", q, ", ", q, ", ", l - 1);
   if (is_signed) {
     std::string negative = new_reg(RegClass::kPred), neg_q = new_reg(RegClass::kB32);
-    line(absl::StrCat("setp.lt.s32 ", negative, ", ", a.reg, ", 0"));
-    line(absl::StrCat("neg.s32 ", neg_q, ", ", q));
-    line(absl::StrCat("selp.b32 ", q, ", ", neg_q, ", ", q, ", ", negative));
+    line("setp.lt.s32 ", negative, ", ", a.reg, ", 0");
+    line("neg.s32 ", neg_q, ", ", q);
+    line("selp.b32 ", q, ", ", neg_q, ", ", q, ", ", negative);
   }
   if (remainder) {
     std::string product = new_reg(RegClass::kB32);
-    line(absl::StrCat("mul.lo.s32 ", product, ", ", q, ", ", ud));
-    line(absl::StrCat("sub.s32 ", out.reg, ", ", a.reg, ", ", product));
+    line("mul.lo.s32 ", product, ", ", q, ", ", ud);
+    line("sub.s32 ", out.reg, ", ", a.reg, ", ", product);
   } else {
-    line(absl::StrCat("mov.b32 ", out.reg, ", ", q));
+    line("mov.b32 ", out.reg, ", ", q);
   }
   return out;
 }

@@ -82,16 +82,16 @@ std::string f64_literal(double v) {
 PtxValue FunctionEmitter::int_value(int64_t v, DType t) {
   PtxValue out = new_value(t);
   if (reg_class(t) == RegClass::kB64) {
-    line(absl::StrCat("mov.b64 ", out.reg, ", ", v));
+    line("mov.b64 ", out.reg, ", ", v);
   } else {
-    line(absl::StrCat("mov.b32 ", out.reg, ", ", static_cast<int32_t>(v)));
+    line("mov.b32 ", out.reg, ", ", static_cast<int32_t>(v));
   }
   return out;
 }
 
 PtxValue FunctionEmitter::f32_value(float v) {
   PtxValue out = new_value(DType::kF32);
-  line(absl::StrCat("mov.f32 ", out.reg, ", ", f32_literal(v)));
+  line("mov.f32 ", out.reg, ", ", f32_literal(v));
   return out;
 }
 
@@ -99,14 +99,14 @@ absl::StatusOr<PtxValue> FunctionEmitter::constant(const Expr& e) {
   switch (e.type) {
     case DType::kBool: {
       PtxValue out = new_value(DType::kBool);
-      line(absl::StrCat("setp.ne.u32 ", out.reg, ", ", int_value(e.int_value != 0, DType::kU32).reg,
-                        ", 0"));
+      line("setp.ne.u32 ", out.reg, ", ", int_value(e.int_value != 0, DType::kU32).reg,
+           ", 0");
       return out;
     }
     case DType::kF32: return f32_value(static_cast<float>(e.float_value));
     case DType::kF64: {
       PtxValue out = new_value(DType::kF64);
-      line(absl::StrCat("mov.f64 ", out.reg, ", ", f64_literal(e.float_value)));
+      line("mov.f64 ", out.reg, ", ", f64_literal(e.float_value));
       return out;
     }
     case DType::kF16: case DType::kBF16: {
@@ -151,19 +151,19 @@ absl::StatusOr<PtxValue> FunctionEmitter::expr(const Expr& e) {
       if (static_cast<UnaryOp>(e.op) == UnaryOp::kNot) {
         ASSIGN_OR_RETURN(a, cast(a, DType::kBool));
         PtxValue out = new_value(DType::kBool);
-        line(absl::StrCat("not.pred ", out.reg, ", ", a.reg));
+        line("not.pred ", out.reg, ", ", a.reg);
         return out;
       }
       ASSIGN_OR_RETURN(a, cast(a, e.type));
       if (e.type == DType::kU32) {  // -x of an unsigned value wraps
         PtxValue out = new_value(e.type);
-        line(absl::StrCat("neg.s32 ", out.reg, ", ", a.reg));
+        line("neg.s32 ", out.reg, ", ", a.reg);
         return out;
       }
       if (reg_class(e.type) == RegClass::kPred || narrow_float(e.type))
         return error(absl::StrCat("negation of ", av(dtype_name(e.type))));
       PtxValue out = new_value(e.type);
-      line(absl::StrCat("neg.", arith(e.type), " ", out.reg, ", ", a.reg));
+      line("neg.", arith(e.type), " ", out.reg, ", ", a.reg);
       return out;
     }
     case ExprKind::kBinary: RETURN_IF_ERROR(need(2)); return binary(e);
@@ -208,12 +208,12 @@ absl::StatusOr<PtxValue> FunctionEmitter::builtin(const Expr& e) {
                       DType::kI32};
     case simt::Builtin::kClock: {
       PtxValue out = new_value(DType::kI64);
-      line(absl::StrCat("mov.u64 ", out.reg, ", %globaltimer"));
+      line("mov.u64 ", out.reg, ", %globaltimer");
       return out;
     }
     case simt::Builtin::kCycles: {
       PtxValue out = new_value(DType::kI64);
-      line(absl::StrCat("mov.u64 ", out.reg, ", %clock64"));
+      line("mov.u64 ", out.reg, ", %clock64");
       return out;
     }
   }
@@ -228,13 +228,13 @@ absl::StatusOr<PtxValue> FunctionEmitter::load(const Expr& e) {
   ASSIGN_OR_RETURN(std::string addr, address(e.space, e.id, e.args[0], e.type));
   if (e.type == DType::kBool) {
     PtxValue byte = new_value(DType::kU32), out = new_value(DType::kBool);
-    line(absl::StrCat("ld.", space_qualifier(e.space), ".u8 ", byte.reg, ", [", addr, "]"));
-    line(absl::StrCat("setp.ne.u32 ", out.reg, ", ", byte.reg, ", 0"));
+    line("ld.", space_qualifier(e.space), ".u8 ", byte.reg, ", [", addr, "]");
+    line("setp.ne.u32 ", out.reg, ", ", byte.reg, ", 0");
     return out;
   }
   PtxValue out = new_value(e.type);
-  line(absl::StrCat("ld.", space_qualifier(e.space), ".", memory_type(e.type), " ", out.reg, ", [",
-                    addr, "]"));
+  line("ld.", space_qualifier(e.space), ".", memory_type(e.type), " ", out.reg, ", [",
+       addr, "]");
   return out;
 }
 
@@ -259,11 +259,11 @@ absl::Status FunctionEmitter::store(const simt::Stmt& s) {
   ASSIGN_OR_RETURN(value, cast(value, element));
   if (element == DType::kBool) {
     PtxValue byte = new_value(DType::kU32);
-    line(absl::StrCat("selp.u32 ", byte.reg, ", 1, 0, ", value.reg));
+    line("selp.u32 ", byte.reg, ", 1, 0, ", value.reg);
     value = byte;
   }
-  line(absl::StrCat("st.", space_qualifier(s.space), ".", memory_type(element), " [", addr, "], ",
-                    value.reg));
+  line("st.", space_qualifier(s.space), ".", memory_type(element), " [", addr, "], ",
+       value.reg);
   return absl::OkStatus();
 }
 
@@ -279,8 +279,8 @@ absl::Status FunctionEmitter::atomic_add(const simt::Stmt& s) {
   ASSIGN_OR_RETURN(PtxValue value, expr(s.operands[1]));
   ASSIGN_OR_RETURN(value, cast(value, element));
   PtxValue old = new_value(element);
-  line(absl::StrCat("atom.", space_qualifier(s.space), ".add.", arith(element), " ", old.reg,
-                    ", [", addr, "], ", value.reg));
+  line("atom.", space_qualifier(s.space), ".add.", arith(element), " ", old.reg,
+       ", [", addr, "], ", value.reg);
   return absl::OkStatus();
 }
 
@@ -294,15 +294,15 @@ absl::StatusOr<PtxValue> FunctionEmitter::logic(const Expr& e) {
   if (speculatable(e.args[1])) {
     ASSIGN_OR_RETURN(PtxValue b, expr(e.args[1]));
     ASSIGN_OR_RETURN(b, cast(b, DType::kBool));
-    line(absl::StrCat(is_and ? "and.pred " : "or.pred ", out.reg, ", ", a.reg, ", ", b.reg));
+    line(is_and ? "and.pred " : "or.pred ", out.reg, ", ", a.reg, ", ", b.reg);
     return out;
   }
-  line(absl::StrCat("mov.pred ", out.reg, ", ", a.reg));
+  line("mov.pred ", out.reg, ", ", a.reg);
   std::string done = new_label();
-  line(absl::StrCat(is_and ? "@!" : "@", out.reg, " bra ", done));
+  line(is_and ? "@!" : "@", out.reg, " bra ", done);
   ASSIGN_OR_RETURN(PtxValue b, expr(e.args[1]));
   ASSIGN_OR_RETURN(b, cast(b, DType::kBool));
-  line(absl::StrCat("mov.pred ", out.reg, ", ", b.reg));
+  line("mov.pred ", out.reg, ", ", b.reg);
   label(done);
   return out;
 }
@@ -311,18 +311,17 @@ absl::StatusOr<PtxValue> FunctionEmitter::binary(const Expr& e) {
   auto op = static_cast<BinaryOp>(e.op);
   if (op == BinaryOp::kAnd || op == BinaryOp::kOr) return logic(e);
   // Integer operands known here (constants, unrolled loop variables) fold or become immediates:
-  // fewer instructions to write, and fewer for ptxas to read.
-  if (is_integer(e.type)) {
-    if (std::optional<int64_t> v = fold_constant(e, unrolled_)) return int_value(*v, e.type);
-  }
+  // fewer instructions to write, and fewer for ptxas to read. Each operand is folded once, and the
+  // whole from the two (folding `e` itself would walk both operands again).
   const Expr* lhs = &e.args[0];
   const Expr* rhs = &e.args[1];
-  std::optional<int64_t> rhs_known = integer_operand(*rhs);
-  if (!rhs_known && commutative(op)) {
-    if (std::optional<int64_t> lhs_known = integer_operand(*lhs)) {
-      std::swap(lhs, rhs);
-      rhs_known = lhs_known;
-    }
+  std::optional<int64_t> lhs_known = integer_operand(*lhs), rhs_known = integer_operand(*rhs);
+  if (is_integer(e.type) && lhs_known && rhs_known) {
+    if (std::optional<int64_t> v = fold_binary(e, *lhs_known, *rhs_known)) return int_value(*v, e.type);
+  }
+  if (!rhs_known && lhs_known && commutative(op)) {
+    std::swap(lhs, rhs);
+    std::swap(lhs_known, rhs_known);
   }
   ASSIGN_OR_RETURN(PtxValue a, expr(*lhs));
   PtxValue b;
@@ -354,13 +353,13 @@ absl::StatusOr<PtxValue> FunctionEmitter::binary(const Expr& e) {
                        : (op == BinaryOp::kBitXor || op == BinaryOp::kNe) ? "xor.pred" : nullptr;
     if (op == BinaryOp::kEq) {
       PtxValue x = new_value(DType::kBool), out = new_value(DType::kBool);
-      line(absl::StrCat("xor.pred ", x.reg, ", ", a.reg, ", ", b.reg));
-      line(absl::StrCat("not.pred ", out.reg, ", ", x.reg));
+      line("xor.pred ", x.reg, ", ", a.reg, ", ", b.reg);
+      line("not.pred ", out.reg, ", ", x.reg);
       return out;
     }
     if (inst == nullptr) return error(absl::StrCat("operator ", av(binary_op_name(op)), " on bool"));
     PtxValue out = new_value(DType::kBool);
-    line(absl::StrCat(inst, " ", out.reg, ", ", a.reg, ", ", b.reg));
+    line(inst, " ", out.reg, ", ", a.reg, ", ", b.reg);
     return out;
   }
   if (binary_op_is_comparison(op)) {
@@ -368,30 +367,28 @@ absl::StatusOr<PtxValue> FunctionEmitter::binary(const Expr& e) {
                       : op == BinaryOp::kLt ? "lt" : op == BinaryOp::kLe ? "le"
                       : op == BinaryOp::kGt ? "gt" : "ge";
     PtxValue out = new_value(DType::kBool);
-    line(absl::StrCat("setp.", cmp, ".", arith(t), " ", out.reg, ", ", a.reg, ", ", b.reg));
+    line("setp.", cmp, ".", arith(t), " ", out.reg, ", ", a.reg, ", ", b.reg);
     return out;
   }
   const bool wide = reg_class(t) == RegClass::kB64;
   PtxValue out = new_value(t);
-  auto emit = [&](const std::string& inst) {
-    line(absl::StrCat(inst, " ", out.reg, ", ", a.reg, ", ", b.reg));
-  };
+  auto emit = [&](const auto&... inst) { line(inst..., " ", out.reg, ", ", a.reg, ", ", b.reg); };
   switch (op) {
-    case BinaryOp::kAdd: emit(absl::StrCat("add.", flt ? "rn." : "", arith(t))); return out;
-    case BinaryOp::kSub: emit(absl::StrCat("sub.", flt ? "rn." : "", arith(t))); return out;
-    case BinaryOp::kMul: emit(absl::StrCat("mul.", flt ? "rn." : "lo.", arith(t))); return out;
-    case BinaryOp::kDiv: emit(absl::StrCat("div.", flt ? "rn." : "", arith(t))); return out;
+    case BinaryOp::kAdd: emit("add.", flt ? "rn." : "", arith(t)); return out;
+    case BinaryOp::kSub: emit("sub.", flt ? "rn." : "", arith(t)); return out;
+    case BinaryOp::kMul: emit("mul.", flt ? "rn." : "lo.", arith(t)); return out;
+    case BinaryOp::kDiv: emit("div.", flt ? "rn." : "", arith(t)); return out;
     case BinaryOp::kMod:
       if (!flt) {
-        emit(absl::StrCat("rem.", arith(t)));
+        emit("rem.", arith(t));
         return out;
       } else {
         // fmod: a - trunc(a / b) * b.
         PtxValue q = new_value(t);
-        line(absl::StrCat("div.rn.", arith(t), " ", q.reg, ", ", a.reg, ", ", b.reg));
-        line(absl::StrCat("cvt.rzi.", arith(t), ".", arith(t), " ", q.reg, ", ", q.reg));
-        line(absl::StrCat("neg.", arith(t), " ", q.reg, ", ", q.reg));
-        line(absl::StrCat("fma.rn.", arith(t), " ", out.reg, ", ", q.reg, ", ", b.reg, ", ", a.reg));
+        line("div.rn.", arith(t), " ", q.reg, ", ", a.reg, ", ", b.reg);
+        line("cvt.rzi.", arith(t), ".", arith(t), " ", q.reg, ", ", q.reg);
+        line("neg.", arith(t), " ", q.reg, ", ", q.reg);
+        line("fma.rn.", arith(t), " ", out.reg, ", ", q.reg, ", ", b.reg, ", ", a.reg);
         return out;
       }
     default: break;
@@ -399,18 +396,18 @@ absl::StatusOr<PtxValue> FunctionEmitter::binary(const Expr& e) {
   if (flt) return error(absl::StrCat("operator ", av(binary_op_name(op)), " on ", av(dtype_name(t))));
   const char* bits = wide ? "b64" : "b32";
   switch (op) {
-    case BinaryOp::kBitAnd: emit(absl::StrCat("and.", bits)); return out;
-    case BinaryOp::kBitOr: emit(absl::StrCat("or.", bits)); return out;
-    case BinaryOp::kBitXor: emit(absl::StrCat("xor.", bits)); return out;
+    case BinaryOp::kBitAnd: emit("and.", bits); return out;
+    case BinaryOp::kBitOr: emit("or.", bits); return out;
+    case BinaryOp::kBitXor: emit("xor.", bits); return out;
     case BinaryOp::kShl: case BinaryOp::kShr: {
       std::string amount = b.reg;
       if (wide && !rhs_known) {  // shift amounts are 32-bit
         amount = new_reg(RegClass::kB32);
-        line(absl::StrCat("cvt.u32.u64 ", amount, ", ", b.reg));
+        line("cvt.u32.u64 ", amount, ", ", b.reg);
       }
-      line(absl::StrCat(op == BinaryOp::kShl ? absl::StrCat("shl.", bits)
-                                             : absl::StrCat("shr.", arith(t)),
-                        " ", out.reg, ", ", a.reg, ", ", amount));
+      line(op == BinaryOp::kShl ? absl::StrCat("shl.", bits)
+                                : absl::StrCat("shr.", arith(t)),
+           " ", out.reg, ", ", a.reg, ", ", amount);
       return out;
     }
     default: break;
@@ -429,15 +426,15 @@ absl::StatusOr<PtxValue> FunctionEmitter::cast(PtxValue v, DType to) {
       ASSIGN_OR_RETURN(v, cast(v, DType::kF32));
     }
     PtxValue out = new_value(DType::kBool);
-    if (v.type == DType::kF32) line(absl::StrCat("setp.neu.f32 ", out.reg, ", ", v.reg, ", 0f00000000"));
-    else if (v.type == DType::kF64) line(absl::StrCat("setp.neu.f64 ", out.reg, ", ", v.reg, ", 0d0000000000000000"));
-    else line(absl::StrCat("setp.ne.", reg_class(v.type) == RegClass::kB64 ? "s64" : "s32", " ",
-                           out.reg, ", ", v.reg, ", 0"));
+    if (v.type == DType::kF32) line("setp.neu.f32 ", out.reg, ", ", v.reg, ", 0f00000000");
+    else if (v.type == DType::kF64) line("setp.neu.f64 ", out.reg, ", ", v.reg, ", 0d0000000000000000");
+    else line("setp.ne.", reg_class(v.type) == RegClass::kB64 ? "s64" : "s32", " ",
+              out.reg, ", ", v.reg, ", 0");
     return out;
   }
   if (from == DType::kBool) {
     PtxValue word = new_value(DType::kI32);
-    line(absl::StrCat("selp.u32 ", word.reg, ", 1, 0, ", v.reg));
+    line("selp.u32 ", word.reg, ", 1, 0, ", v.reg);
     return cast(word, to);
   }
   // 16-bit floats convert through f32.
@@ -450,53 +447,53 @@ absl::StatusOr<PtxValue> FunctionEmitter::cast(PtxValue v, DType to) {
     return cast(v, to);
   }
   PtxValue out = new_value(to);
-  if (from == DType::kF16) { line(absl::StrCat("cvt.f32.f16 ", out.reg, ", ", v.reg)); return out; }
+  if (from == DType::kF16) { line("cvt.f32.f16 ", out.reg, ", ", v.reg); return out; }
   if (from == DType::kBF16) {
     if (target_.arch.rfind("sm_9", 0) == 0) {
-      line(absl::StrCat("cvt.f32.bf16 ", out.reg, ", ", v.reg));
+      line("cvt.f32.bf16 ", out.reg, ", ", v.reg);
     } else {  // bf16 is the high half of an f32
       std::string zero = new_reg(RegClass::kB16);
-      line(absl::StrCat("mov.b16 ", zero, ", 0"));
-      line(absl::StrCat("mov.b32 ", out.reg, ", {", zero, ", ", v.reg, "}"));
+      line("mov.b16 ", zero, ", 0");
+      line("mov.b32 ", out.reg, ", {", zero, ", ", v.reg, "}");
     }
     return out;
   }
-  if (to == DType::kF16) { line(absl::StrCat("cvt.rn.f16.f32 ", out.reg, ", ", v.reg)); return out; }
-  if (to == DType::kBF16) { line(absl::StrCat("cvt.rn.bf16.f32 ", out.reg, ", ", v.reg)); return out; }
+  if (to == DType::kF16) { line("cvt.rn.f16.f32 ", out.reg, ", ", v.reg); return out; }
+  if (to == DType::kBF16) { line("cvt.rn.bf16.f32 ", out.reg, ", ", v.reg); return out; }
   const bool from_float = is_float(from), to_float = is_float(to);
   if (from_float && to_float) {
-    line(absl::StrCat(to == DType::kF64 ? "cvt.f64.f32 " : "cvt.rn.f32.f64 ", out.reg, ", ", v.reg));
+    line(to == DType::kF64 ? "cvt.f64.f32 " : "cvt.rn.f32.f64 ", out.reg, ", ", v.reg);
     return out;
   }
   if (!from_float && to_float) {
-    line(absl::StrCat("cvt.rn.", arith(to), ".", arith(from), " ", out.reg, ", ", v.reg));
+    line("cvt.rn.", arith(to), ".", arith(from), " ", out.reg, ", ", v.reg);
     return out;
   }
   // To an integer: from a float truncate toward zero (through s64 for unsigned targets, so
   // negative values wrap as in the reference), from an integer keep the low bits.
   if (to == DType::kI64) {
-    if (from_float) line(absl::StrCat("cvt.rzi.s64.", arith(from), " ", out.reg, ", ", v.reg));
-    else line(absl::StrCat("cvt.", from == DType::kI32 || from == DType::kI8 ? "s64.s32 " : "u64.u32 ",
-                           out.reg, ", ", v.reg));
+    if (from_float) line("cvt.rzi.s64.", arith(from), " ", out.reg, ", ", v.reg);
+    else line("cvt.", from == DType::kI32 || from == DType::kI8 ? "s64.s32 " : "u64.u32 ",
+              out.reg, ", ", v.reg);
     return out;
   }
   std::string word = v.reg;
   if (from_float && (to == DType::kI32 || to == DType::kI8)) {
     word = new_reg(RegClass::kB32);
-    line(absl::StrCat("cvt.rzi.s32.", arith(from), " ", word, ", ", v.reg));
+    line("cvt.rzi.s32.", arith(from), " ", word, ", ", v.reg);
   } else if (from_float || from == DType::kI64) {
     std::string wide = v.reg;
     if (from_float) {
       wide = new_reg(RegClass::kB64);
-      line(absl::StrCat("cvt.rzi.s64.", arith(from), " ", wide, ", ", v.reg));
+      line("cvt.rzi.s64.", arith(from), " ", wide, ", ", v.reg);
     }
     word = new_reg(RegClass::kB32);
-    line(absl::StrCat("cvt.u32.u64 ", word, ", ", wide));
+    line("cvt.u32.u64 ", word, ", ", wide);
   }
   switch (to) {
-    case DType::kI8: line(absl::StrCat("bfe.s32 ", out.reg, ", ", word, ", 0, 8")); break;
-    case DType::kU8: line(absl::StrCat("and.b32 ", out.reg, ", ", word, ", 255")); break;
-    default: line(absl::StrCat("mov.b32 ", out.reg, ", ", word)); break;
+    case DType::kI8: line("bfe.s32 ", out.reg, ", ", word, ", 0, 8"); break;
+    case DType::kU8: line("and.b32 ", out.reg, ", ", word, ", 255"); break;
+    default: line("mov.b32 ", out.reg, ", ", word); break;
   }
   return out;
 }

@@ -5,12 +5,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "lowering/simt.h"
 #include "lowering/target.h"
 
@@ -33,9 +35,17 @@ int64_t wrap_to(int64_t v, DType t);
 // in `known` (unrolled loop variables); nullopt otherwise.
 std::optional<int64_t> fold_constant(const simt::Expr& e, const std::map<uint32_t, int64_t>& known);
 
+// The folded value of binary expression `e` (an integer or comparison) whose operands have the
+// values `a` and `b`; nullopt where it does not fold (division by zero and the like).
+std::optional<int64_t> fold_binary(const simt::Expr& e, int64_t a, int64_t b);
+
 // Whether integer expression `e` is never negative: non-negative constants, thread and block
 // indices, and sums, products, quotients of such (ptx_divide.cc).
 bool known_nonnegative(const simt::Expr& e, const std::map<uint32_t, int64_t>& known);
+
+// `prefix` (at most 8 characters) followed by the decimal `n`: "%r12". Nearly every value gets a
+// register name, so it is put together in one buffer, not through StrCat's general machinery.
+std::string numbered_name(std::string_view prefix, uint32_t n);
 
 // Register `i` of matrix `id` ("%mat3_0"): 8 f32 registers per accumulator (ptx_matrix.cc).
 std::string matrix_reg(uint32_t id, int i);
@@ -58,7 +68,9 @@ class FunctionEmitter {
   std::string new_reg(RegClass c);
   PtxValue new_value(DType t) { return {new_reg(reg_class(t)), t}; }
   std::string new_label();
-  void line(std::string text);  // one instruction, indented, ';' added
+  // One instruction from its pieces (anything absl::StrCat takes), indented, ';' added.
+  template <typename... Pieces>
+  void line(const Pieces&... pieces) { append_line({pieces...}); }
   void label(const std::string& name);
   absl::Status error(std::string_view what) const;         // InvalidArgument naming the function
   absl::Status unimplemented(std::string_view what) const;  // Unimplemented naming the function
@@ -96,6 +108,10 @@ class FunctionEmitter {
 
  private:
   absl::Status declare_params();
+  // Emitting is mostly this: the pieces are measured, the body grows once by their total and they
+  // are copied in. An append per piece, or a temporary string per instruction, cost more than the
+  // text itself.
+  void append_line(std::initializer_list<absl::AlphaNum> pieces);
   absl::Status statements(const simt::Body& body);
   absl::Status statement(const simt::Stmt& s);
   absl::Status assign(const simt::Stmt& s);
@@ -150,6 +166,9 @@ class FunctionEmitter {
   // Values fixed for the thread's lifetime, formed once in the prologue: key -> register.
   std::map<std::string, std::string> prologue_registers_;
   int reg_counts_[6] = {};
+  // Per register class, the name new_reg gives next ("%r12"), counted up in place: nearly every
+  // value takes a new register, and formatting each name anew cost more than this.
+  std::string next_reg_names_[6];
   int labels_ = 0;
   std::vector<std::string> param_regs_;      // per param: address (arrays) or value register
   std::vector<bool> array_in_registers_;     // per variable

@@ -54,18 +54,18 @@ absl::StatusOr<PtxValue> FunctionEmitter::call(const Expr& e) {
   const DType t = e.type;
   PtxValue out = new_value(t);
   auto unary = [&](const std::string& inst, const std::string& src) {
-    line(absl::StrCat(inst, " ", out.reg, ", ", src));
+    line(inst, " ", out.reg, ", ", src);
     return out;
   };
   switch (f) {
     case Func::kMin: case Func::kMax:
-      line(absl::StrCat(f == Func::kMin ? "min." : "max.", ordered_suffix(t), " ", out.reg, ", ",
-                        args[0].reg, ", ", args[1].reg));
+      line(f == Func::kMin ? "min." : "max.", ordered_suffix(t), " ", out.reg, ", ",
+           args[0].reg, ", ", args[1].reg);
       return out;
     case Func::kSelect:
       if (t == DType::kBool) return error("select of bool values");
-      line(absl::StrCat("selp.", select_suffix(t), " ", out.reg, ", ", args[1].reg, ", ",
-                        args[2].reg, ", ", args[0].reg));
+      line("selp.", select_suffix(t), " ", out.reg, ", ", args[1].reg, ", ",
+           args[2].reg, ", ", args[0].reg);
       return out;
     case Func::kAbs:
       if (t == DType::kU32) return args[0];
@@ -94,13 +94,13 @@ absl::StatusOr<PtxValue> FunctionEmitter::call(const Expr& e) {
     case Func::kCos: return unary("cos.approx.f32", x);
     case Func::kExp: {  // e^x = 2^(x log2 e)
       PtxValue scaled = new_value(t);
-      line(absl::StrCat("mul.rn.f32 ", scaled.reg, ", ", x, ", ", f32_value(kLog2E).reg));
+      line("mul.rn.f32 ", scaled.reg, ", ", x, ", ", f32_value(kLog2E).reg);
       return unary("ex2.approx.ftz.f32", scaled.reg);
     }
     case Func::kLog: {  // ln x = log2(x) ln 2
       PtxValue log2 = new_value(t);
-      line(absl::StrCat("lg2.approx.ftz.f32 ", log2.reg, ", ", x));
-      line(absl::StrCat("mul.rn.f32 ", out.reg, ", ", log2.reg, ", ", f32_value(kLn2).reg));
+      line("lg2.approx.ftz.f32 ", log2.reg, ", ", x);
+      line("mul.rn.f32 ", out.reg, ", ", log2.reg, ", ", f32_value(kLn2).reg);
       return out;
     }
     case Func::kErf: return erf_f32(x);
@@ -116,17 +116,17 @@ absl::StatusOr<PtxValue> FunctionEmitter::call(const Expr& e) {
 absl::StatusOr<PtxValue> FunctionEmitter::erf_f32(const std::string& x) {
   auto op3 = [&](const char* inst, const std::string& a, const std::string& b) {
     std::string d = new_reg(RegClass::kF32);
-    line(absl::StrCat(inst, " ", d, ", ", a, ", ", b));
+    line(inst, " ", d, ", ", a, ", ", b);
     return d;
   };
   auto fma = [&](const std::string& a, const std::string& b, const std::string& c) {
     std::string d = new_reg(RegClass::kF32);
-    line(absl::StrCat("fma.rn.f32 ", d, ", ", a, ", ", b, ", ", c));
+    line("fma.rn.f32 ", d, ", ", a, ", ", b, ", ", c);
     return d;
   };
   auto k = [&](double v) { return f32_value(static_cast<float>(v)).reg; };
   std::string ax = new_reg(RegClass::kF32);
-  line(absl::StrCat("abs.f32 ", ax, ", ", x));
+  line("abs.f32 ", ax, ", ", x);
   std::string x2 = op3("mul.rn.f32", ax, ax);
 
   // Series: erf(x) = 2/sqrt(pi) sum_k (-1)^k x^(2k+1) / (k! (2k+1)).
@@ -145,23 +145,23 @@ absl::StatusOr<PtxValue> FunctionEmitter::erf_f32(const std::string& x) {
   // A&S 7.1.26: 1 - (a1 t + ... + a5 t^5) e^(-x^2), t = 1 / (1 + p x).
   std::string denominator = fma(k(0.3275911), ax, k(1.0));
   std::string t = new_reg(RegClass::kF32);
-  line(absl::StrCat("rcp.rn.f32 ", t, ", ", denominator));
+  line("rcp.rn.f32 ", t, ", ", denominator);
   std::string poly = k(1.061405429);
   for (double a : {-1.453152027, 1.421413741, -0.284496736, 0.254829592}) poly = fma(poly, t, k(a));
   poly = op3("mul.rn.f32", poly, t);
   std::string exponent = op3("mul.rn.f32", x2, k(-kLog2E));
   std::string gauss = new_reg(RegClass::kF32);
-  line(absl::StrCat("ex2.approx.ftz.f32 ", gauss, ", ", exponent));
+  line("ex2.approx.ftz.f32 ", gauss, ", ", exponent);
   std::string neg_poly = new_reg(RegClass::kF32);
-  line(absl::StrCat("neg.f32 ", neg_poly, ", ", poly));
+  line("neg.f32 ", neg_poly, ", ", poly);
   std::string tail = fma(neg_poly, gauss, k(1.0));
 
   std::string small = new_reg(RegClass::kPred);
-  line(absl::StrCat("setp.lt.f32 ", small, ", ", ax, ", ", k(1.1)));
+  line("setp.lt.f32 ", small, ", ", ax, ", ", k(1.1));
   std::string magnitude = new_reg(RegClass::kF32);
-  line(absl::StrCat("selp.f32 ", magnitude, ", ", series, ", ", tail, ", ", small));
+  line("selp.f32 ", magnitude, ", ", series, ", ", tail, ", ", small);
   PtxValue out = new_value(DType::kF32);
-  line(absl::StrCat("copysign.f32 ", out.reg, ", ", x, ", ", magnitude));
+  line("copysign.f32 ", out.reg, ", ", x, ", ", magnitude);
   return out;
 }
 
@@ -183,17 +183,17 @@ absl::StatusOr<PtxValue> FunctionEmitter::subgroup_reduce(const Expr& e) {
   for (int offset = 16; offset >= 1; offset /= 2) {
     PtxValue partner = new_value(t);
     if (!wide) {
-      line(absl::StrCat("shfl.sync.bfly.b32 ", partner.reg, ", ", acc, ", ", offset,
-                        ", 0x1f, 0xffffffff"));
+      line("shfl.sync.bfly.b32 ", partner.reg, ", ", acc, ", ", offset,
+           ", 0x1f, 0xffffffff");
     } else {
       std::string lo = new_reg(RegClass::kB32), hi = new_reg(RegClass::kB32);
-      line(absl::StrCat("mov.b64 {", lo, ", ", hi, "}, ", acc));
-      line(absl::StrCat("shfl.sync.bfly.b32 ", lo, ", ", lo, ", ", offset, ", 0x1f, 0xffffffff"));
-      line(absl::StrCat("shfl.sync.bfly.b32 ", hi, ", ", hi, ", ", offset, ", 0x1f, 0xffffffff"));
-      line(absl::StrCat("mov.b64 ", partner.reg, ", {", lo, ", ", hi, "}"));
+      line("mov.b64 {", lo, ", ", hi, "}, ", acc);
+      line("shfl.sync.bfly.b32 ", lo, ", ", lo, ", ", offset, ", 0x1f, 0xffffffff");
+      line("shfl.sync.bfly.b32 ", hi, ", ", hi, ", ", offset, ", 0x1f, 0xffffffff");
+      line("mov.b64 ", partner.reg, ", {", lo, ", ", hi, "}");
     }
     PtxValue next = new_value(t);
-    line(absl::StrCat(combine, " ", next.reg, ", ", acc, ", ", partner.reg));
+    line(combine, " ", next.reg, ", ", acc, ", ", partner.reg);
     acc = next.reg;
   }
   return PtxValue{acc, t};

@@ -56,7 +56,8 @@ std::string matrix_regs(uint32_t id, int first, int count) {
   std::string out = "{";
   for (int i = 0; i < count; ++i)
     absl::StrAppend(&out, i ? ", " : "", matrix_reg(id, first + i));
-  return out + "}";
+  out += '}';
+  return out;
 }
 
 bool is_matrix_input_type(DType t) { return t == DType::kF16 || t == DType::kBF16; }
@@ -96,7 +97,12 @@ bool known_even(const simt::Expr& e, const std::map<uint32_t, int64_t>& known) {
 
 }  // namespace
 
-std::string matrix_reg(uint32_t id, int i) { return absl::StrCat("%mat", id, "_", i); }
+std::string matrix_reg(uint32_t id, int i) {
+  std::string name = numbered_name("%mat", id);
+  name += '_';
+  name += numbered_name("", static_cast<uint32_t>(i));
+  return name;
+}
 
 int sm_version(const std::string& arch) {
   if (arch.rfind("sm_", 0) != 0) return 0;
@@ -188,14 +194,14 @@ absl::Status FunctionEmitter::matrix_fill(const Stmt& s) {
   ASSIGN_OR_RETURN(value, cast(value, m->type));
   if (m->use == MatrixUse::kAccumulator) {
     for (int i = 0; i < matrix_registers(m->use); ++i)
-      line(absl::StrCat("mov.f32 ", matrix_reg(s.id, i), ", ", value.reg));
+      line("mov.f32 ", matrix_reg(s.id, i), ", ", value.reg);
     return absl::OkStatus();
   }
   // A and B registers each hold two 16-bit elements.
   std::string pair = new_reg(RegClass::kB32);
-  line(absl::StrCat("mov.b32 ", pair, ", {", value.reg, ", ", value.reg, "}"));
+  line("mov.b32 ", pair, ", {", value.reg, ", ", value.reg, "}");
   for (int i = 0; i < matrix_registers(m->use); ++i)
-    line(absl::StrCat("mov.b32 ", matrix_reg(s.id, i), ", ", pair));
+    line("mov.b32 ", matrix_reg(s.id, i), ", ", pair);
   return absl::OkStatus();
 }
 
@@ -212,16 +218,16 @@ absl::Status FunctionEmitter::matrix_load(const Stmt& s) {
   // Lane L gives the address of element (row L % 16, column 8 (L / 16)); see the file comment.
   std::string lane = new_reg(RegClass::kB32), row = new_reg(RegClass::kB32),
               column = new_reg(RegClass::kB32), index = new_reg(RegClass::kB32);
-  line(absl::StrCat("mov.u32 ", lane, ", %laneid"));
-  line(absl::StrCat("and.b32 ", row, ", ", lane, ", 15"));
-  line(absl::StrCat("shr.u32 ", column, ", ", lane, ", 4"));
-  line(absl::StrCat("shl.b32 ", column, ", ", column, ", 3"));
-  line(absl::StrCat("mad.lo.s32 ", index, ", ", row, ", ", stride.reg, ", ", offset.reg));
-  line(absl::StrCat("add.s32 ", index, ", ", index, ", ", column));
+  line("mov.u32 ", lane, ", %laneid");
+  line("and.b32 ", row, ", ", lane, ", 15");
+  line("shr.u32 ", column, ", ", lane, ", 4");
+  line("shl.b32 ", column, ", ", column, ", 3");
+  line("mad.lo.s32 ", index, ", ", row, ", ", stride.reg, ", ", offset.reg);
+  line("add.s32 ", index, ", ", index, ", ", column);
   std::string base = shared_base(s.array), bytes = new_reg(RegClass::kB64),
               address = new_reg(RegClass::kB64);
-  line(absl::StrCat("mul.wide.s32 ", bytes, ", ", index, ", ", dtype_size(m->type)));
-  line(absl::StrCat("add.s64 ", address, ", ", base, ", ", bytes));
+  line("mul.wide.s32 ", bytes, ", ", index, ", ", dtype_size(m->type));
+  line("add.s64 ", address, ", ", base, ", ", bytes);
   // B is stored k x n row-major; its fragments want columns of k, hence .trans. A column-major
   // operand (s.a = 1) is the transpose of that: the stored rows are A's columns (k) or B's
   // columns (n), so A takes .trans and B does not, and the addresses name the stored matrix's
@@ -232,8 +238,8 @@ absl::Status FunctionEmitter::matrix_load(const Stmt& s) {
   const std::string regs = column_major ? absl::StrCat("{", matrix_reg(s.id, 0), ", ", matrix_reg(s.id, 2), ", ",
                                                        matrix_reg(s.id, 1), ", ", matrix_reg(s.id, 3), "}")
                                         : matrix_regs(s.id, 0, 4);
-  line(absl::StrCat("ldmatrix.sync.aligned.m8n8.x4", trans ? ".trans" : "", ".shared.b16 ", regs, ", [", address,
-                    "]"));
+  line("ldmatrix.sync.aligned.m8n8.x4", trans ? ".trans" : "", ".shared.b16 ", regs, ", [", address,
+       "]");
   return absl::OkStatus();
 }
 
@@ -253,19 +259,19 @@ absl::Status FunctionEmitter::matrix_store(const Stmt& s) {
   // Lane L holds rows g and g + 8 (g = L >> 2), columns 2t, 2t + 1 (t = L & 3) of each n-block.
   std::string lane = new_reg(RegClass::kB32), group = new_reg(RegClass::kB32),
               column = new_reg(RegClass::kB32), index = new_reg(RegClass::kB32);
-  line(absl::StrCat("mov.u32 ", lane, ", %laneid"));
-  line(absl::StrCat("shr.u32 ", group, ", ", lane, ", 2"));
-  line(absl::StrCat("and.b32 ", column, ", ", lane, ", 3"));
-  line(absl::StrCat("shl.b32 ", column, ", ", column, ", 1"));
-  line(absl::StrCat("mad.lo.s32 ", index, ", ", group, ", ", stride.reg, ", ", offset.reg));
-  line(absl::StrCat("add.s32 ", index, ", ", index, ", ", column));
+  line("mov.u32 ", lane, ", %laneid");
+  line("shr.u32 ", group, ", ", lane, ", 2");
+  line("and.b32 ", column, ", ", lane, ", 3");
+  line("shl.b32 ", column, ", ", column, ", 1");
+  line("mad.lo.s32 ", index, ", ", group, ", ", stride.reg, ", ", offset.reg);
+  line("add.s32 ", index, ", ", index, ", ", column);
   std::string base = shared_base(s.array), bytes = new_reg(RegClass::kB64),
               upper = new_reg(RegClass::kB64), lower = new_reg(RegClass::kB64),
               eight_rows = new_reg(RegClass::kB64);
-  line(absl::StrCat("mul.wide.s32 ", bytes, ", ", index, ", 4"));
-  line(absl::StrCat("add.s64 ", upper, ", ", base, ", ", bytes));
-  line(absl::StrCat("mul.wide.s32 ", eight_rows, ", ", stride.reg, ", 32"));  // 8 rows of f32
-  line(absl::StrCat("add.s64 ", lower, ", ", upper, ", ", eight_rows));
+  line("mul.wide.s32 ", bytes, ", ", index, ", 4");
+  line("add.s64 ", upper, ", ", base, ", ", bytes);
+  line("mul.wide.s32 ", eight_rows, ", ", stride.reg, ", 32");  // 8 rows of f32
+  line("add.s64 ", lower, ", ", upper, ", ", eight_rows);
   for (int block = 0; block < 2; ++block) {
     for (int half = 0; half < 2; ++half) {  // rows g, then g + 8
       const std::string& row = half == 0 ? upper : lower;
@@ -275,10 +281,10 @@ absl::Status FunctionEmitter::matrix_store(const Stmt& s) {
         return bytes == 0 ? absl::StrCat("[", row, "]") : absl::StrCat("[", row, "+", bytes, "]");
       };
       if (pairs) {
-        line(absl::StrCat("st.shared.v2.f32 ", at(0), ", ", matrix_regs(s.id, first, 2)));
+        line("st.shared.v2.f32 ", at(0), ", ", matrix_regs(s.id, first, 2));
       } else {
-        line(absl::StrCat("st.shared.f32 ", at(0), ", ", matrix_reg(s.id, first)));
-        line(absl::StrCat("st.shared.f32 ", at(1), ", ", matrix_reg(s.id, first + 1)));
+        line("st.shared.f32 ", at(0), ", ", matrix_reg(s.id, first));
+        line("st.shared.f32 ", at(1), ", ", matrix_reg(s.id, first + 1));
       }
     }
   }
@@ -314,8 +320,8 @@ absl::Status FunctionEmitter::matrix_mul_add(const Stmt& s) {
                                                ".", ptx_type(b->type), ".f32 ");
   for (int block = 0; block < 2; ++block) {
     const std::string accumulator = matrix_regs(s.id, block * 4, 4);
-    line(absl::StrCat(instruction, accumulator, ", ", matrix_regs(s.a, 0, 4), ", ",
-                      matrix_regs(s.b, block * 2, 2), ", ", accumulator));
+    line(instruction, accumulator, ", ", matrix_regs(s.a, 0, 4), ", ",
+         matrix_regs(s.b, block * 2, 2), ", ", accumulator);
   }
   return absl::OkStatus();
 }

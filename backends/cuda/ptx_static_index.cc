@@ -1,6 +1,8 @@
 // Which private arrays live in registers: PTX registers cannot be indexed at run time, so an
 // array qualifies only when every index is a constant once unrolled loops are unrolled. The
 // walk unrolls exactly as the emitter does (same folding, same loop variables), so the two agree.
+#include <algorithm>
+
 #include "backends/cuda/ptx_function.h"
 #include "ir/expr.h"
 
@@ -87,6 +89,12 @@ class PrivateArrayUse {
 
 }  // namespace
 
+std::optional<int64_t> fold_binary(const Expr& e, int64_t a, int64_t b) {
+  int64_t out = 0;
+  if (!eval_int_binary(static_cast<BinaryOp>(e.op), a, b, &out)) return std::nullopt;
+  return wrap_to(out, e.type);
+}
+
 std::optional<int64_t> fold_constant(const Expr& e, const std::map<uint32_t, int64_t>& known) {
   if (!is_integer(e.type) && e.type != DType::kBool) return std::nullopt;
   switch (e.kind) {
@@ -110,12 +118,13 @@ std::optional<int64_t> fold_constant(const Expr& e, const std::map<uint32_t, int
     }
     case ExprKind::kBinary: {
       if (e.args.size() != 2) return std::nullopt;
+      // The emitter asks this of every integer subexpression: give up at the first operand that
+      // is not known rather than walking the rest of the tree.
       std::optional<int64_t> a = fold_constant(e.args[0], known);
+      if (!a) return std::nullopt;
       std::optional<int64_t> b = fold_constant(e.args[1], known);
-      int64_t out = 0;
-      if (!a || !b || !eval_int_binary(static_cast<BinaryOp>(e.op), *a, *b, &out))
-        return std::nullopt;
-      return wrap_to(out, e.type);
+      if (!b) return std::nullopt;
+      return fold_binary(e, *a, *b);
     }
     case ExprKind::kCall: {
       auto f = static_cast<Func>(e.op);
@@ -135,6 +144,9 @@ std::optional<int64_t> fold_constant(const Expr& e, const std::map<uint32_t, int
 }
 
 std::vector<bool> register_private_arrays(const simt::Function& f) {
+  // Without private arrays there is nothing to decide, and no need to walk the unrolled body.
+  if (std::none_of(f.variables.begin(), f.variables.end(), [](const simt::Variable& v) { return v.count > 0; }))
+    return std::vector<bool>(f.variables.size(), false);
   return PrivateArrayUse(f).result(f.body);
 }
 

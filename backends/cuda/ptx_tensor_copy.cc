@@ -32,7 +32,7 @@ absl::Status FunctionEmitter::mbarrier_statement(const simt::Stmt& s) {
     case StmtKind::kMbarrierInit: {
       ASSIGN_OR_RETURN(PtxValue count, expr(s.operands[1]));
       ASSIGN_OR_RETURN(count, cast(count, DType::kU32));
-      line(absl::StrCat("mbarrier.init.shared.b64 [", at, "], ", count.reg));
+      line("mbarrier.init.shared.b64 [", at, "], ", count.reg);
       // Makes the initialization visible to the copy engine (async proxy) as well as to the
       // threads, once the workgroup barrier that follows is passed.
       line("fence.mbarrier_init.release.cluster");
@@ -41,13 +41,13 @@ absl::Status FunctionEmitter::mbarrier_statement(const simt::Stmt& s) {
     case StmtKind::kMbarrierExpectTx: {
       ASSIGN_OR_RETURN(PtxValue bytes, expr(s.operands[1]));
       ASSIGN_OR_RETURN(bytes, cast(bytes, DType::kU32));
-      line(absl::StrCat("mbarrier.arrive.expect_tx.shared.b64 _, [", at, "], ", bytes.reg));
+      line("mbarrier.arrive.expect_tx.shared.b64 _, [", at, "], ", bytes.reg);
       return absl::OkStatus();
     }
     case StmtKind::kMbarrierArriveAsync:
       if (!target_.has(lowering::TargetFeature::kAsyncCopy))
         return unimplemented(absl::StrCat(av(what), ": ", target_.arch, " has no cp.async"));
-      line(absl::StrCat("cp.async.mbarrier.arrive.noinc.shared.b64 [", at, "]"));
+      line("cp.async.mbarrier.arrive.noinc.shared.b64 [", at, "]");
       return absl::OkStatus();
     default:
       return error(absl::StrCat(av(what), " is not an mbarrier statement"));
@@ -78,8 +78,8 @@ absl::Status FunctionEmitter::tensor_copy(const simt::Stmt& s) {
   const std::string map_address = prologue_register(param, RegClass::kB64, [&](const std::string& reg) {
     return absl::StrCat("\tmov.u64 ", reg, ", ", param, ";\n\tcvta.param.u64 ", reg, ", ", reg, ";\n");
   });
-  line(absl::StrCat("cp.async.bulk.tensor.", map.rank, "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [",
-                    dst, "], [", map_address, ", {", coords, "}], [", barrier, "]"));
+  line("cp.async.bulk.tensor.", map.rank, "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [",
+       dst, "], [", map_address, ", {", coords, "}], [", barrier, "]");
   return absl::OkStatus();
 }
 
@@ -88,7 +88,7 @@ absl::StatusOr<PtxValue> FunctionEmitter::mbarrier_test(const simt::Expr& e) {
   ASSIGN_OR_RETURN(PtxValue parity, expr(e.args[1]));
   ASSIGN_OR_RETURN(parity, cast(parity, DType::kU32));
   PtxValue done = new_value(DType::kBool);
-  line(absl::StrCat("mbarrier.try_wait.parity.shared.b64 ", done.reg, ", [", at, "], ", parity.reg));
+  line("mbarrier.try_wait.parity.shared.b64 ", done.reg, ", [", at, "], ", parity.reg);
   return done;
 }
 

@@ -61,7 +61,7 @@ absl::Status FunctionEmitter::warpgroup_sync(const Stmt& s) {
     case StmtKind::kWarpgroupCommit: line("wgmma.commit_group.sync.aligned"); break;
     default:
       if (s.a > 7) return error(absl::StrCat("warpgroup_wait ", s.a, ": at most 7 groups may stay in flight"));
-      line(absl::StrCat("wgmma.wait_group.sync.aligned ", s.a));
+      line("wgmma.wait_group.sync.aligned ", s.a);
       break;
   }
   return absl::OkStatus();
@@ -102,7 +102,7 @@ absl::StatusOr<std::string> FunctionEmitter::matrix_descriptor(uint32_t array, c
     if (*known < 0 || (*known * elem) % 16 != 0 || *known * elem >= a.bytes())
       return error(absl::StrCat("warpgroup_mma: element ", *known, " of ", a.name,
                                 " is not a 16-byte aligned element of the array"));
-    line(absl::StrCat("add.s64 ", out, ", ", descriptor, ", ", *known * elem / 16));
+    line("add.s64 ", out, ", ", descriptor, ", ", *known * elem / 16);
     return out;
   }
   // Run-time offsets are 16-byte aligned by the lowering's layout and the same in
@@ -111,10 +111,10 @@ absl::StatusOr<std::string> FunctionEmitter::matrix_descriptor(uint32_t array, c
   ASSIGN_OR_RETURN(PtxValue v, expr(offset));
   ASSIGN_OR_RETURN(v, cast(v, DType::kI32));
   std::string uniform = new_reg(RegClass::kB32), units = new_reg(RegClass::kB64);
-  line(absl::StrCat("shfl.sync.idx.b32 ", uniform, ", ", v.reg, ", 0, 31, -1"));
-  line(absl::StrCat("mul.wide.s32 ", units, ", ", uniform, ", ", elem));
-  line(absl::StrCat("shr.u64 ", units, ", ", units, ", 4"));
-  line(absl::StrCat("add.s64 ", out, ", ", descriptor, ", ", units));
+  line("shfl.sync.idx.b32 ", uniform, ", ", v.reg, ", 0, 31, -1");
+  line("mul.wide.s32 ", units, ", ", uniform, ", ", elem);
+  line("shr.u64 ", units, ", ", units, ", 4");
+  line("add.s64 ", out, ", ", descriptor, ", ", units);
   return out;
 }
 
@@ -159,8 +159,8 @@ absl::Status FunctionEmitter::warpgroup_mma(const Stmt& s) {
   });
   const char* t = input == DType::kBF16 ? "bf16" : "f16";
   // D = A * B + D (scale-d true), no negation, A K-major (0), B MN-major (1).
-  line(absl::StrCat("wgmma.mma_async.sync.aligned.m64n", n, "k16.f32.", t, ".", t, " ", d, ", ", a_desc, ", ",
-                    b_desc, ", ", always_accumulate, ", 1, 1, 0, 1"));
+  line("wgmma.mma_async.sync.aligned.m64n", n, "k16.f32.", t, ".", t, " ", d, ", ", a_desc, ", ",
+       b_desc, ", ", always_accumulate, ", 1, 1, 0, 1");
   return absl::OkStatus();
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "backends/vulkan/spirv/cooperative_matrix.h"
 #include "ir/status.h"
@@ -182,15 +183,21 @@ size_t string_word_count(std::span<const uint32_t> words) {
 }  // namespace
 
 const InstructionInfo* instruction_info(spv::Op op) {
-  for (const InstructionInfo& info : kInstructions) {
-    if (info.op == op) return &info;
-  }
-  return nullptr;
+  // Asked for every instruction the builder makes and checks: an index over the table (the first
+  // row of an opcode, as a scan would find), built once.
+  static const auto* const by_op = [] {
+    auto* index = new absl::flat_hash_map<uint32_t, const InstructionInfo*>();
+    for (const InstructionInfo& info : kInstructions) index->emplace(static_cast<uint32_t>(info.op), &info);
+    return index;
+  }();
+  auto it = by_op->find(static_cast<uint32_t>(op));
+  return it == by_op->end() ? nullptr : it->second;
 }
 
 absl::StatusOr<OperandIds> decode_ids(const InstructionInfo& info,
                                       std::span<const uint32_t> words) {
   OperandIds ids;
+  ids.used.reserve(words.size());  // at most one id a word: one allocation, not one per doubling
   size_t at = 0;
   auto missing = [&](std::string_view what) {
     return absl::InvalidArgumentError(absl::StrCat(av(info.name), ": missing ", av(what),

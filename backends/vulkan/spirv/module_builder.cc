@@ -32,6 +32,7 @@ std::optional<ModuleBuilder::Instruction> ModuleBuilder::make(spv::Op op, Id res
     return std::nullopt;
   }
   Instruction inst{op, {}};
+  inst.words.reserve(2 + operands.size());  // one allocation, not one per word pushed
   if (info->result == ResultForm::kTypedResult) inst.words.push_back(result_type);
   if (info->result != ResultForm::kNone) inst.words.push_back(result);
   inst.words.insert(inst.words.end(), operands.begin(), operands.end());

@@ -18,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "backends/vulkan/spirv/instructions.h"
@@ -146,7 +148,8 @@ class ModuleBuilder {
   uint32_t version_;
   Id next_id_ = 1;
   absl::Status status_;
-  std::set<Id> defined_;
+  // Asked of every instruction made and checked, never walked in order: hashed.
+  absl::flat_hash_set<Id> defined_;
   std::set<uint32_t> capabilities_;
   std::vector<std::string> extensions_;
   std::map<std::string, Id, std::less<>> ext_imports_;
@@ -155,9 +158,9 @@ class ModuleBuilder {
   std::vector<Instruction> execution_modes_;
   std::vector<Instruction> debug_names_;
   std::vector<Instruction> annotations_;
-  std::set<std::vector<uint32_t>> annotation_keys_;
+  absl::flat_hash_set<std::vector<uint32_t>> annotation_keys_;
   std::vector<Instruction> types_constants_globals_;
-  std::map<std::vector<uint32_t>, Id> interned_;
+  absl::flat_hash_map<std::vector<uint32_t>, Id> interned_;
   std::vector<Function> functions_;
 };
 
