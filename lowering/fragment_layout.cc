@@ -21,6 +21,10 @@ class LayoutInference {
       : k_(k), target_(target), allow_warpgroup_(allow_warpgroup) {
     for (SymbolId id = 0; id < k.symbols.size(); ++id)
       if (k.symbols[id].kind == SymbolKind::kFragment) out_.by_symbol[id] = FragmentLayout::kDistributed;
+    // Known before the walk reaches the gemms: their plans keep the rows of these in one subgroup.
+    visit_stmts(k.body, [&](const Stmt& s) {
+      if (const auto* r = s.as<ReduceOp>(); r != nullptr && row_reducible(*r)) row_reduced_.insert(r->src.buffer);
+    });
   }
 
   FragmentLayouts run() {
@@ -37,12 +41,16 @@ class LayoutInference {
       not_matrix_.clear();
       warpgroup_tiles_.clear();
       elementwise_.clear();
+      copied_to_fragments_.clear();
       matrix_gemms_.clear();
       allow_warpgroup_ = false;
       walk(k_.body);
     }
     // Element-wise access needs the mma layout: products of warpgroup plans stay in flight.
-    for (SymbolId id : elementwise_)
+    std::set<SymbolId> by_element = elementwise_;
+    by_element.insert(row_reduced_.begin(), row_reduced_.end());
+    for (const auto& [src, dst] : copied_to_fragments_) by_element.insert(src);
+    for (SymbolId id : by_element)
       if (auto it = out_.matrix_plans.find(id); it != out_.matrix_plans.end() && it->second.warpgroup)
         not_matrix_.insert(id);
     // A matrix gemm reads fragment operands from shared memory; one that is itself a matrix
@@ -55,6 +63,7 @@ class LayoutInference {
       if (!not_matrix_.contains(id)) {
         out_.by_symbol[id] = FragmentLayout::kMatrix;
         if (elementwise_.contains(id)) out_.elementwise_matrices.insert(id);
+        if (row_reduced_.contains(id)) out_.row_reduced_matrices.insert(id);
       } else {
         out_.matrix_plans.erase(id);
       }
@@ -67,6 +76,13 @@ class LayoutInference {
           out_.matrix_operand_fragments.insert(operand);
         }
     }
+    // A lane stores its own elements of a matrix accumulator into the fragment it is copied to,
+    // which every lane can reach only in shared memory.
+    for (const auto& [src, dst] : copied_to_fragments_)
+      if (out_.by_symbol[src] == FragmentLayout::kMatrix) {
+        out_.by_symbol[dst] = FragmentLayout::kShared;
+        out_.matrix_copy_destinations.insert(dst);
+      }
     // Operand tiles of warpgroup gemms whose accumulator stayed in matrix registers.
     for (const auto& [tile, acc] : warpgroup_tiles_)
       if (out_.matrix_plans.contains(acc)) out_.swizzled_tiles.insert(tile);
@@ -78,6 +94,15 @@ class LayoutInference {
     return id < k_.symbols.size() && k_.symbols[id].kind == SymbolKind::kFragment;
   }
   void make_shared(SymbolId id) { out_.by_symbol[id] = FragmentLayout::kShared; }
+
+  // A reduction of a whole two-dimensional fragment along its rows, which a matrix accumulator
+  // can do in its own registers where the target reduces clusters of lanes (a row of an
+  // mma.m16n8k16 accumulator lies in the 4 lanes of a quad).
+  bool row_reducible(const ReduceOp& r) const {
+    if (!elementwise_ok_ || !target_.has(TargetFeature::kSubgroupClustered) || !is_fragment(r.src.buffer)) return false;
+    const Symbol& src = k_.symbol(r.src.buffer);
+    return src.shape.size() == 2 && r.dim == 1 && src.dtype == DType::kF32 && region_is_whole(k_, r.src);
+  }
 
   // Every statement once; parallel bodies are handled by visit() of their loop.
   void walk(const Block& block) {
@@ -99,7 +124,8 @@ class LayoutInference {
         gemm_accumulators_.insert(g->c.buffer);
         matrix_gemms_.push_back(g);
         if (std::optional<MatrixGemmPlan> plan =
-                plan_matrix_gemm(k_, *g, target_, allow_warpgroup_, /*stage_fragments=*/elementwise_ok_).plan) {
+                plan_matrix_gemm(k_, *g, target_, allow_warpgroup_, /*stage_fragments=*/elementwise_ok_,
+                                 /*whole_rows=*/row_reduced_.contains(g->c.buffer)).plan) {
           auto [it, fresh] = out_.matrix_plans.emplace(g->c.buffer, *plan);
           if (!fresh && it->second.warpgroup != plan->warpgroup) warpgroup_mixed_ = true;
           for (SymbolId tile : {g->a.buffer, g->b.buffer}) {
@@ -118,7 +144,17 @@ class LayoutInference {
       region_exprs(f->dst);
       exprs(f->value);
     } else if (const auto* c = s.as<CopyOp>()) {
-      if (!region_is_whole(k_, c->src) || is_fragment(c->dst.buffer)) not_matrix(c->src.buffer);
+      if (!region_is_whole(k_, c->src)) {
+        not_matrix(c->src.buffer);
+      } else if (is_fragment(c->dst.buffer)) {
+        // Into a whole fragment of the same shape: each lane stores its own elements (targets
+        // whose accumulator elements the lowering can address).
+        const bool same_shape = constant_shape(k_.symbol(c->src.buffer)) == constant_shape(k_.symbol(c->dst.buffer));
+        if (elementwise_ok_ && is_fragment(c->src.buffer) && same_shape && region_is_whole(k_, c->dst))
+          copied_to_fragments_.emplace(c->src.buffer, c->dst.buffer);
+        else
+          not_matrix(c->src.buffer);
+      }
       not_matrix(c->dst.buffer);
       region_exprs(c->src);
       region_exprs(c->dst);
@@ -154,7 +190,10 @@ class LayoutInference {
 
   void visit_mentions(const Stmt& s) {
     if (const auto* c = s.as<CopyAsyncOp>()) { not_matrix(c->src.buffer); not_matrix(c->dst.buffer); }
-    if (const auto* r = s.as<ReduceOp>()) { not_matrix(r->src.buffer); not_matrix(r->dst.buffer); }
+    if (const auto* r = s.as<ReduceOp>()) {
+      if (!row_reducible(*r)) not_matrix(r->src.buffer);
+      not_matrix(r->dst.buffer);
+    }
     if (const auto* a = s.as<AssignOp>()) { not_matrix(a->target); exprs(a->value); for (const Expr& e : a->indices) exprs(e); }
     if (const auto* a = s.as<AtomicAddOp>()) { not_matrix(a->target); exprs(a->value); }
     if (const auto* i = s.as<IfOp>()) exprs(i->condition);
@@ -203,6 +242,8 @@ class LayoutInference {
   std::set<SymbolId> row_major_tiles_;                   // operand tiles of other matrix plans
   const bool elementwise_ok_ = matrix_elements_addressable(target_);
   std::set<SymbolId> elementwise_;                       // accumulators parallel bodies access
+  std::set<SymbolId> row_reduced_;                       // fragments reduced along their rows
+  std::multimap<SymbolId, SymbolId> copied_to_fragments_;  // whole copies: source -> fragment
   std::vector<const GemmOp*> matrix_gemms_;              // gemms into fragments
 };
 

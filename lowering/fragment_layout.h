@@ -29,6 +29,11 @@ struct FragmentLayouts {
   // shared memory with padded rows, where the matrix loads read them).
   std::set<SymbolId> elementwise_matrices;
   std::set<SymbolId> matrix_operand_fragments;
+  // Matrix accumulators reduced along their rows (each lane folds its elements of a row, the 4
+  // lanes of a quad combine them: targets with kSubgroupClustered), and fragments that matrix
+  // accumulators are copied into (shared-backed: each lane stores its own elements there).
+  std::set<SymbolId> row_reduced_matrices;
+  std::set<SymbolId> matrix_copy_destinations;
   FragmentLayout of(SymbolId id) const;
 };
 
@@ -47,8 +52,10 @@ void visit_parallel_accesses(const ParallelOp& op,
 // a matrix plan on `target`, and it is otherwise only filled whole, copied whole to something
 // that is not a fragment, and (on targets whose accumulator elements the lowering can address,
 // with mma plans) read and written by parallel bodies at their own iteration's element, with no
-// other fragment accessed that way in the same body. Fragment operands of its gemms are then
-// shared-backed. Else it is distributed unless a parallel body reads or writes it at a
+// other fragment accessed that way in the same body, copied whole into a fragment of its shape
+// (which is then shared-backed), or reduced along its rows (with clustered subgroup reductions;
+// its gemms then prefer plans that keep each row in one subgroup). Fragment operands of its
+// gemms are shared-backed. Else it is distributed unless a parallel body reads or writes it at a
 // position other than its own iteration's, or it is copied to a fragment of another shape (the
 // destination's owner reads elements the source's owner holds).
 // With `allow_warpgroup`, gemms take warpgroup plans where plan_matrix_gemm offers them.

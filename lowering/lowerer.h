@@ -5,6 +5,7 @@
 //   lower_copy.cc     copy, fill and parallel loops
 //   lower_compute.cc  gemm and reductions
 //   lower_matrix.cc   gemm, fill and copy of matrix accumulators (the target's matrix unit)
+//   lower_matrix_elements.cc  matrix accumulators worked on in the lane's own registers
 //   lower_pipeline.cc pipelined loops as multi-stage asynchronous-copy pipelines
 //   lower_sync.cc     emulated mbarriers and named barriers, the merged role schedule
 #pragma once
@@ -35,6 +36,11 @@ inline int64_t numel(const std::vector<int64_t>& shape) {
   for (int64_t d : shape) n *= d;
   return n;
 }
+
+// The type reductions and gemm staging compute and keep partial values in (f32 for floats
+// other than f64, i32 for integers other than i64), and how a reduction combines two values.
+DType scratch_type(DType t);
+simt::Expr reduce_combine(ReduceKind kind, simt::Expr a, simt::Expr b);
 
 // Where one tile-IR symbol lives in the SIMT function.
 struct Storage {
@@ -193,6 +199,10 @@ class Lowerer {
   // The reduction along rows of a distributed source whose every subgroup lies in one row (see
   // lower_compute.cc); false when the source, target or scratch do not allow it.
   absl::StatusOr<bool> lower_reduce_rows_by_subgroups(const ReduceOp& op);
+  // The last step of a row reduction by parts: `parts` partial results per output row lie in
+  // shared scratch array `sc` (row o's at o * parts ..); each output's owner combines them in
+  // order (and with the old value when accumulating) and writes the destination.
+  absl::Status combine_row_parts(const ReduceOp& op, uint32_t sc, int64_t parts);
   // A shared scratch array of `type` with room for `elements`.
   uint32_t scratch(DType type, int64_t elements);
 
@@ -360,6 +370,20 @@ class Lowerer {
   };
   // Runs parallel loop `op` over the lane's elements of matrix accumulator `m`.
   absl::Status lower_parallel_over_matrix(const ParallelOp& op, const Storage& m);
+
+  // ---- lower_matrix_elements.cc ----
+  // Calls fn(matrix, element, row, col) for every element of matrix accumulator `m` (an mma
+  // plan, on a target with matrix_elements_addressable) that this lane holds: element `element`
+  // of simt matrix `matrix`, at (row, col) of the accumulator's tile.
+  using MatrixElementFn = std::function<absl::Status(uint32_t matrix, int element, const simt::Expr& row,
+                                                     const simt::Expr& col)>;
+  absl::Status for_matrix_elements(const Storage& m, const MatrixElementFn& fn);
+  // Whether a copy out of matrix accumulator `from` into `to` stores each lane's own elements.
+  bool copies_matrix_elements(const Storage& from, const Storage& to) const;
+  // A copy of matrix accumulator `from` into shared memory: every lane stores its own elements.
+  absl::Status lower_matrix_copy_elements(const Storage& from, const Region& dst);
+  // A reduction of matrix accumulator `op.src` along its rows (lowering/README.md).
+  absl::Status lower_matrix_row_reduce(const Stmt& s, const ReduceOp& op);
   std::optional<ParallelFrame> parallel_;
   std::map<SymbolId, simt::Expr> bound_;  // loop variables -> their SIMT value
   // The block's place in the grid as the kernel sees it (bx, by) when order_blocks remapped it.

@@ -3,8 +3,10 @@
 // with a matrix unit; this test pins the decisions and the shape of the code.
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <functional>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "frontends/text/parser.h"
@@ -232,38 +234,154 @@ const simt::SharedArray* shared_array(const simt::Function& f, std::string_view 
   return nullptr;
 }
 
-TEST_CASE("attention's gemms on PTX: scores staged, the output accumulator worked on in matrix registers") {
+TEST_CASE("attention's gemms on PTX: both accumulators worked on in matrix registers, no staging") {
   Kernel k = parsed(staged_kernel());
   FragmentLayouts l = infer_fragment_layouts(k, sm90a(), true);
-  // scores is reduced (not element-wise only): distributed, its gemm staged. acc is only
-  // rescaled at its own elements: a matrix accumulator, probs its operand in shared memory.
-  CHECK(l.of(symbol(k, "scores")) == FragmentLayout::kDistributed);
+  // scores is scaled at its own elements and copied whole into probs; acc is rescaled at its
+  // own elements: both matrix accumulators. probs is where scores' lanes store their elements and
+  // where acc's gemm loads its operand: shared memory.
+  CHECK(l.of(symbol(k, "scores")) == FragmentLayout::kMatrix);
   CHECK(l.of(symbol(k, "acc")) == FragmentLayout::kMatrix);
-  CHECK(l.elementwise_matrices == std::set<SymbolId>{symbol(k, "acc")});
+  CHECK(l.elementwise_matrices == std::set<SymbolId>{symbol(k, "scores"), symbol(k, "acc")});
   CHECK(l.of(symbol(k, "probs")) == FragmentLayout::kShared);
   CHECK(l.matrix_operand_fragments == std::set<SymbolId>{symbol(k, "probs")});
+  CHECK(l.matrix_copy_destinations == std::set<SymbolId>{symbol(k, "probs")});
   CHECK(!l.matrix_plans.at(symbol(k, "acc")).warpgroup);
+  CHECK(!l.matrix_plans.at(symbol(k, "scores")).warpgroup);
   for (const TargetDescription* t : {&sm80(), &sm90a()}) {
     INFO(t->name());
     absl::StatusOr<simt::Function> f = lower_kernel(k, *t, {.warpgroup_mma = true});
     REQUIRE_MESSAGE(f.ok(), f.status().ToString());
     // Both gemms: 64x64 over 4 warps is 2x2 subgroups of 2x2 accumulators, k 64 = 4 steps.
     CHECK(count(f->body, simt::StmtKind::kMatrixMulAdd) == 2 * 4 * 4);
-    // The staged product of the first (4 per subgroup) and the copy out of acc (4).
-    CHECK(count(f->body, simt::StmtKind::kMatrixStore) == 2 * 4);
+    // Only the copy of acc out to global memory stages accumulators (4 per subgroup).
+    CHECK(count(f->body, simt::StmtKind::kMatrixStore) == 4);
     CHECK(count(f->body, simt::StmtKind::kWarpgroupMma) == 0);
-    // acc * 0.5: every element of the lane's 4 accumulators, written in place.
-    CHECK(count(f->body, simt::StmtKind::kMatrixElementStore) == 4 * 8);
-    const simt::SharedArray* product = shared_array(*f, "matrix_product");
+    // exp2(scores * 0.125) and acc * 0.5: every element of the lane's 4 + 4 accumulators.
+    CHECK(count(f->body, simt::StmtKind::kMatrixElementStore) == 2 * 4 * 8);
     const simt::SharedArray* probs = shared_array(*f, "probs");
-    REQUIRE(product);
     REQUIRE(probs);
+    CHECK(shared_array(*f, "matrix_product") == nullptr);      // no f32 staging of products
     CHECK(shared_array(*f, "matrix_operand_f16") == nullptr);  // probs is read where it is
-    CHECK(product->type == DType::kF32);
-    CHECK(product->count == 64 * 72);   // rows padded by 8 elements
-    CHECK(probs->count == 64 * 72);
+    CHECK(probs->count == 64 * 72);  // rows padded by 8 elements for ldmatrix
     CHECK(f->shared_bytes() <= t->shared_memory_per_block);
   }
+}
+
+// Kernel `name` of a .tile file of the source tree.
+Kernel file_kernel(const std::string& relative, std::string_view name) {
+  std::ifstream in(std::string(TILERT_SOURCE_DIR) + "/" + relative);
+  REQUIRE_MESSAGE(in, relative);
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<Module> m = parse_tile(text.str());
+  REQUIRE_MESSAGE(m.ok(), m.status().ToString());
+  for (const Kernel& k : m->kernels)
+    if (k.name == name) return k;
+  FAIL("no kernel ", std::string(name), " in ", relative);
+  return {};
+}
+
+// Subgroup reductions in `body` over clusters of `cluster` lanes (0: whole subgroups).
+int reductions(const simt::Body& body, int cluster) {
+  std::function<int(const simt::Expr&)> in_expr = [&](const simt::Expr& e) {
+    int n = e.kind == simt::ExprKind::kSubgroupReduce && e.int_value == cluster;
+    for (const simt::Expr& a : e.args) n += in_expr(a);
+    return n;
+  };
+  int n = 0;
+  for (const simt::Stmt& s : body) {
+    for (const simt::Expr& e : s.operands) n += in_expr(e);
+    n += reductions(s.body, cluster) + reductions(s.else_body, cluster);
+  }
+  return n;
+}
+
+TEST_CASE("attention with 128 query rows: scores reduced by quads in matrix registers, no f32 staging") {
+  Kernel k = file_kernel("tests/bench/kernels/flash_attention_m128.tile", "flash_attention_m128_d128_bf16");
+  FragmentLayouts l = infer_fragment_layouts(k, sm90a(), true);
+  const SymbolId scores = symbol(k, "scores");
+  CHECK(l.of(scores) == FragmentLayout::kMatrix);
+  CHECK(l.of(symbol(k, "acc")) == FragmentLayout::kMatrix);
+  CHECK(l.row_reduced_matrices == std::set<SymbolId>{scores});
+  CHECK(l.elementwise_matrices == std::set<SymbolId>{scores, symbol(k, "acc")});
+  CHECK(l.matrix_copy_destinations == std::set<SymbolId>{symbol(k, "probs")});
+  // Every row of the 128x64 scores in one warp: 8 warps of 16 rows, 1 x 4 accumulators each.
+  const MatrixGemmPlan& p = l.matrix_plans.at(scores);
+  CHECK(!p.warpgroup);
+  CHECK(p.warps_m == 8);
+  CHECK(p.warps_n == 1);
+  CHECK(p.tiles_m == 1);
+  CHECK(p.tiles_n == 4);
+  for (const TargetDescription* t : {&sm80(), &sm90a()}) {
+    INFO(t->name());
+    absl::StatusOr<simt::Function> f = lower_kernel(k, *t, {.warpgroup_mma = true});
+    REQUIRE_MESSAGE(f.ok(), f.status().ToString());
+    // Row max and row sum: per reduction, the lane's two rows (g, g + 8) of its one strip, each
+    // folded in the lane and combined over the 4 lanes of its quad; no whole-warp reductions.
+    CHECK(reductions(f->body, 4) == 2 * 2);
+    CHECK(reductions(f->body, 0) == 0);
+    CHECK(shared_array(*f, "matrix_product") == nullptr);
+    CHECK(shared_array(*f, "matrix_operand_bf16") == nullptr);
+    // Qs 32768 + Ks, Vs (two stages of 64 padded rows of 136) 2 * 34816 + probs (128 padded rows
+    // of 72 bf16) 18432 + m, l, rescale 3 * 512 + the row sum's scratch 512 + the copy out's
+    // staging (8 warps x 16 x 16 f32) 8192. The f32 product staging tile (36864) is gone.
+    CHECK(f->shared_bytes() == 131072);
+  }
+  // A target without reductions over clusters of lanes keeps the scores' gemm staged.
+  TargetDescription no_clusters = sm90a();
+  no_clusters.set(TargetFeature::kSubgroupClustered, false);
+  FragmentLayouts staged = infer_fragment_layouts(k, no_clusters, true);
+  CHECK(staged.of(scores) == FragmentLayout::kDistributed);
+  CHECK(staged.row_reduced_matrices.empty());
+  absl::StatusOr<simt::Function> f = lower_kernel(k, no_clusters, {.warpgroup_mma = true});
+  REQUIRE_MESSAGE(f.ok(), f.status().ToString());
+  CHECK(shared_array(*f, "matrix_product") != nullptr);
+  CHECK(reductions(f->body, 4) == 0);
+}
+
+TEST_CASE("row reductions of matrix accumulators: in place within a subgroup, by parts across subgroups") {
+  const std::string file = "tests/kernels/arith/gemm_row_reduce.tile";
+  // 64 rows over 8 warps cannot give each warp whole rows: the subgroups' parts meet in scratch.
+  Kernel split = file_kernel(file, "gemm_row_reduce_split");
+  FragmentLayouts ls = infer_fragment_layouts(split, sm80());
+  REQUIRE(ls.of(symbol(split, "acc")) == FragmentLayout::kMatrix);
+  CHECK(ls.row_reduced_matrices == std::set<SymbolId>{symbol(split, "acc")});
+  const MatrixGemmPlan& ps = ls.matrix_plans.at(symbol(split, "acc"));
+  CHECK(ps.warps_n > 1);
+  absl::StatusOr<simt::Function> fs = lower_kernel(split, sm80());
+  REQUIRE_MESSAGE(fs.ok(), fs.status().ToString());
+  CHECK(reductions(fs->body, 4) == 2 * ps.tiles_m * 2);
+  CHECK(reductions(fs->body, 0) == 0);
+  const simt::SharedArray* parts = shared_array(*fs, "scratch_f32");
+  REQUIRE(parts);
+  CHECK(parts->count == 64 * ps.warps_n);
+  // 64 rows over 4 warps: whole rows per warp. The max lands in place in the shared-backed mx;
+  // the sum, into the distributed sm, passes one part per row through scratch to its owner.
+  Kernel rows = file_kernel(file, "gemm_row_reduce_rows");
+  FragmentLayouts lr = infer_fragment_layouts(rows, sm80());
+  REQUIRE(lr.of(symbol(rows, "acc")) == FragmentLayout::kMatrix);
+  CHECK(lr.matrix_plans.at(symbol(rows, "acc")).warps_n == 1);
+  CHECK(lr.of(symbol(rows, "mx")) == FragmentLayout::kShared);
+  CHECK(lr.of(symbol(rows, "sm")) == FragmentLayout::kDistributed);
+  absl::StatusOr<simt::Function> fr = lower_kernel(rows, sm80());
+  REQUIRE_MESSAGE(fr.ok(), fr.status().ToString());
+  CHECK(reductions(fr->body, 4) == 2 * 2);
+  const simt::SharedArray* sum_parts = shared_array(*fr, "scratch_f32");
+  REQUIRE(sum_parts);
+  CHECK(sum_parts->count == 64);
+  // Targets whose accumulator elements the lowering cannot address reduce as before.
+  TargetDescription vk = predefined_target(PredefinedTarget::kVulkan13);
+  vk.subgroup_sizes = {32};
+  vk.max_threads_per_block = 1024;
+  vk.shared_memory_per_block = 49152;
+  vk.set(TargetFeature::kSubgroupArithmetic, true);
+  vk.set(TargetFeature::kSubgroupClustered, true);
+  vk.matrix_shapes = {{"OpCooperativeMatrixMulAddKHR", 16, 16, 16, 16, 0, DType::kF16, DType::kF32}};
+  CHECK(infer_fragment_layouts(rows, vk).of(symbol(rows, "acc")) != FragmentLayout::kMatrix);
+  absl::StatusOr<simt::Function> fv = lower_kernel(rows, vk);
+  REQUIRE_MESSAGE(fv.ok(), fv.status().ToString());
+  CHECK(reductions(fv->body, 4) == 0);
 }
 
 TEST_CASE("staged matrix gemms: staging that does not fit keeps the plain path") {
