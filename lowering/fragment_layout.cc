@@ -15,6 +15,48 @@ std::vector<int64_t> constant_shape(const Symbol& s) {
   return shape;
 }
 
+// Every mention of `id` in the kernel's statements: regions, loads and assignment targets, in
+// nested blocks and parallel bodies too.
+int mentions(const Kernel& k, SymbolId id) {
+  int n = 0;
+  std::function<void(const Expr&)> expr = [&](const Expr& e) {
+    n += e.kind == ExprKind::kLoad && e.symbol == id;
+    for (const Expr& a : e.args) expr(a);
+  };
+  auto region = [&](const Region& r) {
+    n += r.buffer == id;
+    for (const Range& range : r.ranges) expr(range.start);
+  };
+  visit_stmts(k.body, [&](const Stmt& s) {
+    if (const auto* c = s.as<CopyOp>()) { region(c->src); region(c->dst); }
+    if (const auto* c = s.as<CopyAsyncOp>()) { region(c->src); region(c->dst); expr(c->barrier.index); }
+    if (const auto* g = s.as<GemmOp>()) { region(g->a); region(g->b); region(g->c); }
+    if (const auto* f = s.as<FillOp>()) { region(f->dst); expr(f->value); }
+    if (const auto* r = s.as<ReduceOp>()) { region(r->src); region(r->dst); }
+    if (const auto* p = s.as<ParallelOp>()) {
+      for (const Expr& e : p->begins) expr(e);
+      for (const Expr& e : p->ends) expr(e);
+    }
+    if (const auto* f = s.as<ForOp>()) { expr(f->begin); expr(f->end); }
+    if (const auto* i = s.as<IfOp>()) expr(i->condition);
+    if (const auto* a = s.as<AssignOp>()) {
+      n += a->target == id;
+      for (const Expr& e : a->indices) expr(e);
+      expr(a->value);
+    }
+    if (const auto* a = s.as<AtomicAddOp>()) {
+      n += a->target == id;
+      for (const Expr& e : a->indices) expr(e);
+      expr(a->value);
+    }
+    if (const auto* b = s.as<NamedBarrierOp>()) { expr(b->id); expr(b->thread_count); }
+    if (const auto* m = s.as<MbarrierArriveOp>()) expr(m->barrier.index);
+    if (const auto* m = s.as<MbarrierExpectTxOp>()) { expr(m->barrier.index); expr(m->bytes); }
+    if (const auto* m = s.as<MbarrierWaitOp>()) { expr(m->barrier.index); expr(m->parity); }
+  });
+  return n;
+}
+
 class LayoutInference {
  public:
   LayoutInference(const Kernel& k, const TargetDescription& target, bool allow_warpgroup)
@@ -25,6 +67,12 @@ class LayoutInference {
     visit_stmts(k.body, [&](const Stmt& s) {
       if (const auto* r = s.as<ReduceOp>(); r != nullptr && row_reducible(*r)) row_reduced_.insert(r->src.buffer);
     });
+    find_register_operands();
+    whole_rows_ = row_reduced_;
+    for (const auto& [operand, source] : operand_sources_) {
+      whole_rows_.insert(source);
+      for (const GemmOp* g : operand_readers_.at(operand)) whole_rows_.insert(g->c.buffer);
+    }
   }
 
   FragmentLayouts run() {
@@ -83,6 +131,26 @@ class LayoutInference {
         out_.by_symbol[dst] = FragmentLayout::kShared;
         out_.matrix_copy_destinations.insert(dst);
       }
+    // A operands that can stay in matrix registers: the source accumulator and every reader keep
+    // whole rows in a subgroup (mma plans, warps_n = 1) and give each subgroup the same rows.
+    for (const auto& [operand, source] : operand_sources_) {
+      auto s = out_.matrix_plans.find(source);
+      if (out_.by_symbol[source] != FragmentLayout::kMatrix || s == out_.matrix_plans.end()) continue;
+      const MatrixGemmPlan& sp = s->second;
+      bool rows_match = !sp.warpgroup && sp.warps_n == 1;
+      for (const GemmOp* g : operand_readers_.at(operand)) {
+        auto r = out_.matrix_plans.find(g->c.buffer);
+        rows_match = rows_match && out_.by_symbol[g->c.buffer] == FragmentLayout::kMatrix &&
+                     r != out_.matrix_plans.end() && !r->second.warpgroup && r->second.warps_n == 1 &&
+                     r->second.warps_m == sp.warps_m && r->second.tiles_m == sp.tiles_m &&
+                     r->second.k_steps == sp.tiles_n;
+      }
+      if (!rows_match) continue;
+      out_.by_symbol[operand] = FragmentLayout::kMatrixOperand;
+      out_.register_operands[operand] = source;
+      out_.matrix_operand_fragments.erase(operand);
+      out_.matrix_copy_destinations.erase(operand);
+    }
     // Operand tiles of warpgroup gemms whose accumulator stayed in matrix registers.
     for (const auto& [tile, acc] : warpgroup_tiles_)
       if (out_.matrix_plans.contains(acc)) out_.swizzled_tiles.insert(tile);
@@ -94,6 +162,40 @@ class LayoutInference {
     return id < k_.symbols.size() && k_.symbols[id].kind == SymbolKind::kFragment;
   }
   void make_shared(SymbolId id) { out_.by_symbol[id] = FragmentLayout::kShared; }
+
+  // Fragments that may become register A operands (FragmentLayouts::register_operands): copied
+  // whole only from one fragment of their shape, read only as the whole, untransposed A of
+  // gemms into fragments, and mentioned nowhere else. Whether the source and the readers become
+  // matrix accumulators with matching plans is settled in run().
+  void find_register_operands() {
+    if (!elementwise_ok_) return;
+    std::map<SymbolId, std::set<SymbolId>> sources;
+    std::map<SymbolId, int> uses;
+    std::map<SymbolId, std::vector<const GemmOp*>> readers;
+    visit_stmts(k_.body, [&](const Stmt& s) {
+      if (const auto* c = s.as<CopyOp>(); c != nullptr && is_fragment(c->dst.buffer) && is_fragment(c->src.buffer) &&
+                                          region_is_whole(k_, c->src) && region_is_whole(k_, c->dst) &&
+                                          constant_shape(k_.symbol(c->src.buffer)) ==
+                                              constant_shape(k_.symbol(c->dst.buffer))) {
+        sources[c->dst.buffer].insert(c->src.buffer);
+        ++uses[c->dst.buffer];
+      }
+      if (const auto* g = s.as<GemmOp>();
+          g != nullptr && is_fragment(g->a.buffer) && !g->transpose_a && region_is_whole(k_, g->a) &&
+          is_fragment(g->c.buffer) && g->a.buffer != g->b.buffer && g->a.buffer != g->c.buffer) {
+        readers[g->a.buffer].push_back(g);
+        ++uses[g->a.buffer];
+      }
+    });
+    for (const auto& [operand, from] : sources) {
+      auto r = readers.find(operand);
+      if (from.size() != 1 || r == readers.end() || mentions(k_, operand) != uses[operand]) continue;
+      const DType type = k_.symbol(operand).dtype;
+      if ((type != DType::kF16 && type != DType::kBF16) || k_.symbol(operand).shape.size() != 2) continue;
+      operand_sources_[operand] = *from.begin();
+      operand_readers_[operand] = r->second;
+    }
+  }
 
   // A reduction of a whole two-dimensional fragment along its rows, which a matrix accumulator
   // can do in its own registers where the target reduces clusters of lanes (a row of an
@@ -125,7 +227,7 @@ class LayoutInference {
         matrix_gemms_.push_back(g);
         if (std::optional<MatrixGemmPlan> plan =
                 plan_matrix_gemm(k_, *g, target_, allow_warpgroup_, /*stage_fragments=*/elementwise_ok_,
-                                 /*whole_rows=*/row_reduced_.contains(g->c.buffer)).plan) {
+                                 /*whole_rows=*/whole_rows_.contains(g->c.buffer)).plan) {
           auto [it, fresh] = out_.matrix_plans.emplace(g->c.buffer, *plan);
           if (!fresh && it->second.warpgroup != plan->warpgroup) warpgroup_mixed_ = true;
           for (SymbolId tile : {g->a.buffer, g->b.buffer}) {
@@ -244,6 +346,11 @@ class LayoutInference {
   std::set<SymbolId> elementwise_;                       // accumulators parallel bodies access
   std::set<SymbolId> row_reduced_;                       // fragments reduced along their rows
   std::multimap<SymbolId, SymbolId> copied_to_fragments_;  // whole copies: source -> fragment
+  // Candidate register A operands: their one source, the gemms that read them; and the
+  // accumulators whose plans keep whole rows in a subgroup.
+  std::map<SymbolId, SymbolId> operand_sources_;
+  std::map<SymbolId, std::vector<const GemmOp*>> operand_readers_;
+  std::set<SymbolId> whole_rows_;
   std::vector<const GemmOp*> matrix_gemms_;              // gemms into fragments
 };
 

@@ -17,7 +17,9 @@
 
 namespace tilert::lowering {
 
-enum class FragmentLayout : uint8_t { kDistributed, kShared, kMatrix };
+// kMatrixOperand: A operands of matrix gemms held in matrix registers, converted from the
+// accumulator they are copied from (see FragmentLayouts::register_operands).
+enum class FragmentLayout : uint8_t { kDistributed, kShared, kMatrix, kMatrixOperand };
 
 struct FragmentLayouts {
   std::map<SymbolId, FragmentLayout> by_symbol;
@@ -34,6 +36,12 @@ struct FragmentLayouts {
   // accumulators are copied into (shared-backed: each lane stores its own elements there).
   std::set<SymbolId> row_reduced_matrices;
   std::set<SymbolId> matrix_copy_destinations;
+  // Fragments that are only copied whole from one matrix accumulator and read as the
+  // (untransposed) A operand of matrix gemms, where each subgroup's rows of the source are the
+  // rows it multiplies (both plans mma with warps_n = 1 and the same rows per subgroup): kept as
+  // A matrices in registers, converted from the accumulator's (the mma.m16n8k16 C layout of two
+  // n8 tiles is the A layout of one k16 step). Fragment -> its source accumulator.
+  std::map<SymbolId, SymbolId> register_operands;
   FragmentLayout of(SymbolId id) const;
 };
 
@@ -55,7 +63,8 @@ void visit_parallel_accesses(const ParallelOp& op,
 // other fragment accessed that way in the same body, copied whole into a fragment of its shape
 // (which is then shared-backed), or reduced along its rows (with clustered subgroup reductions;
 // its gemms then prefer plans that keep each row in one subgroup). Fragment operands of its
-// gemms are shared-backed. Else it is distributed unless a parallel body reads or writes it at a
+// gemms are shared-backed, except A operands that can stay in matrix registers
+// (register_operands). Else it is distributed unless a parallel body reads or writes it at a
 // position other than its own iteration's, or it is copied to a fragment of another shape (the
 // destination's owner reads elements the source's owner holds).
 // With `allow_warpgroup`, gemms take warpgroup plans where plan_matrix_gemm offers them.

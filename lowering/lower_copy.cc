@@ -82,6 +82,8 @@ absl::Status Lowerer::for_cyclic(const std::vector<int64_t>& shape, bool unroll,
 absl::Status Lowerer::lower_copy(const Stmt& s, const Region& src, const Region& dst) {
   const Storage& from = storage_[src.buffer];
   const Storage& to = storage_[dst.buffer];
+  if (from.kind == Storage::Kind::kMatrix && to.kind == Storage::Kind::kMatrixOperand)
+    return lower_matrix_convert(from, to);
   if (from.kind == Storage::Kind::kMatrix)
     return copies_matrix_elements(from, to) ? lower_matrix_copy_elements(from, dst) : lower_matrix_copy_out(from, dst);
   if (to.kind == Storage::Kind::kDistributed) {

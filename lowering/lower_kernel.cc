@@ -228,6 +228,9 @@ absl::StatusOr<simt::Function> Lowerer::run() {
               st.pitch = st.shape.back() + 8;
             break;
           case FragmentLayout::kMatrix: declare_matrix_accumulator(sym, st, layouts_.matrix_plans.at(id)); break;
+          case FragmentLayout::kMatrixOperand:
+            declare_matrix_operand(sym, st, layouts_.matrix_plans.at(layouts_.register_operands.at(id)));
+            break;
         }
         break;
       case SymbolKind::kLocal:

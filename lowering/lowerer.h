@@ -53,6 +53,8 @@ struct Storage {
     kPrivate,       // id: private variable (scalar: shape empty) or private array
     kMbarrier,      // the emulated state, see MbarrierState
     kMatrix,        // matrices: 16x16 accumulators per subgroup, laid out by `plan`
+    kMatrixOperand, // matrices: 16x16 A operands per subgroup, tiles_m x tiles_n of `plan` (the
+                    // plan of the accumulator they are converted from)
   };
   Kind kind = Kind::kNone;
   uint32_t id = 0;
@@ -77,7 +79,7 @@ struct Storage {
     if (pitch > 0 && !s.empty()) s.back() = pitch;
     return s;
   }
-  // kMatrix: the subgroup's tiles_m x tiles_n accumulators, row-major (simt matrix ids).
+  // kMatrix / kMatrixOperand: the subgroup's tiles_m x tiles_n matrices, row-major (simt ids).
   std::vector<uint32_t> matrices;
   MatrixGemmPlan plan;
 };
@@ -259,6 +261,10 @@ class Lowerer {
   absl::Status lower_matrix_fill(const Storage& acc, simt::Expr value);
   absl::Status lower_matrix_copy_out(const Storage& acc, const Region& dst);
   void declare_matrix_accumulator(const Symbol& sym, Storage& st, const MatrixGemmPlan& plan);
+  // A fragment held as A matrices (FragmentLayouts::register_operands), laid out as `plan`.
+  void declare_matrix_operand(const Symbol& sym, Storage& st, const MatrixGemmPlan& plan);
+  // A copy of matrix accumulator `from` into register A operands `to`: one matrix_convert each.
+  absl::Status lower_matrix_convert(const Storage& from, const Storage& to);
   absl::Status lower_warpgroup_gemm(const GemmOp& op, const Storage& a, const Storage& b, const Storage& c);
   // Waits for warpgroup products left in flight (before their accumulators are read or written).
   absl::Status finish_warpgroup_products();
@@ -281,6 +287,9 @@ class Lowerer {
     std::function<absl::StatusOr<simt::Expr>(simt::Expr row, simt::Expr col)> at;
     int64_t stride = 0;
     bool column_major = false;
+    // An A operand held in registers (Storage::Kind::kMatrixOperand) instead: the subgroup's
+    // matrices, its tile (i, k step) at i * k_steps + k step.
+    const std::vector<uint32_t>* registers = nullptr;
   };
   // A shared tile's region as an operand, transposed or not.
   MatrixSource shared_operand(const Region& r, const Storage& st, bool transposed);

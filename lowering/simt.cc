@@ -334,6 +334,9 @@ class Printer {
       case StmtKind::kMatrixElementStore:
         absl::StrAppend(out, pad, matrix_name(s.id), ".element[", s.a, "] = ", expr(s.operands[0]), "\n");
         return;
+      case StmtKind::kMatrixConvert:
+        absl::StrAppend(out, pad, matrix_name(s.id), " = convert(", matrix_name(s.a), ")\n");
+        return;
       case StmtKind::kAsyncCopy:
         absl::StrAppend(out, pad, "async_copy ", s.a, " bytes ", array_name(Space::kShared, s.id), "[",
                         expr(s.operands[0]), "] <- ", array_name(Space::kGlobal, s.array), "[",

@@ -145,6 +145,11 @@ struct Expr {
   X(kMatrixElementStore, "matrix_element_store") /* id: accumulator; a: element k of the      \
                                                     lane's share (see matrix_element);       \
                                                     operands [value] (f32) */                \
+  X(kMatrixConvert, "matrix_convert") /* id: matrix of use A (f16 / bf16); a: accumulator;     \
+                                         every element of the accumulator, rounded to the A    \
+                                         matrix's type (to nearest even), becomes the same     \
+                                         element of the A matrix (PTX only: its accumulator    \
+                                         registers pair into A registers) */                   \
   X(kAsyncCopy, "async_copy") /* id: shared array (destination), array: global array (source,  \
                                  same element type); a: bytes (16); operands [shared index,     \
                                  global index] in elements, both 16-byte aligned. Completes     \

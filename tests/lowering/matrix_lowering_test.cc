@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -211,8 +212,8 @@ TEST_CASE("matrix plan: transposed operands are loaded column-major") {
 
 // The structure of attention: scores read element-wise, then multiplied again from registers, in
 // a pipelined loop (whose body the lowering lowers as a copy).
-std::string staged_kernel(const std::string& tiles = "64") {
-  return "kernel s(Q: f16[S, 64], K: f16[S, 64], V: f16[S, 64], O: f32[S, 64], S: i32 = 64)\n"
+std::string staged_kernel(const std::string& tiles = "64", const std::string& after_copy = "") {
+  return "kernel s(Q: f16[S, 64], K: f16[S, 64], V: f16[S, 64], O: f32[S, 64], P: f16[S, 64], S: i32 = 64)\n"
          "    grid(ceildiv(S, 64)) threads(128) {\n"
          "  shared Qs: f16[64, 64]\n  shared Ks: f16[" + tiles + ", 64]\n  shared Vs: f16[" + tiles + ", 64]\n"
          "  fragment scores: f32[64, " + tiles + "]\n  fragment probs: f16[64, " + tiles + "]\n"
@@ -223,7 +224,7 @@ std::string staged_kernel(const std::string& tiles = "64") {
          "  copy V[kb * " + tiles + " +: " + tiles + ", 0 +: 64] -> Vs\n"
          "  clear scores\n  gemm Qs, Ks -> scores transpose_b\n"
          "  parallel i, j in 0 .. 64, 0 .. " + tiles + " {\n    scores[i, j] = exp2(scores[i, j] * 0.125)\n  }\n"
-         "  copy scores -> probs\n  gemm probs, Vs -> acc\n  }\n"
+         "  copy scores -> probs\n" + after_copy + "  gemm probs, Vs -> acc\n  }\n"
          "  parallel i, j in 0 .. 64, 0 .. 64 {\n    acc[i, j] = acc[i, j] * 0.5\n  }\n"
          "  copy acc -> O[bx * 64 +: 64, 0 +: 64]\n}\n";
 }
@@ -234,38 +235,61 @@ const simt::SharedArray* shared_array(const simt::Function& f, std::string_view 
   return nullptr;
 }
 
-TEST_CASE("attention's gemms on PTX: both accumulators worked on in matrix registers, no staging") {
+TEST_CASE("attention's gemms on PTX: both accumulators in matrix registers, the probabilities as A registers") {
   Kernel k = parsed(staged_kernel());
   FragmentLayouts l = infer_fragment_layouts(k, sm90a(), true);
   // scores is scaled at its own elements and copied whole into probs; acc is rescaled at its
-  // own elements: both matrix accumulators. probs is where scores' lanes store their elements and
-  // where acc's gemm loads its operand: shared memory.
-  CHECK(l.of(symbol(k, "scores")) == FragmentLayout::kMatrix);
+  // own elements: both matrix accumulators. probs is only copied from scores and read as the
+  // A of acc's gemm: both plans give each warp 16 whole rows (1 x 4 accumulators), so probs is
+  // scores' registers converted to f16 A matrices.
+  const SymbolId scores = symbol(k, "scores"), probs = symbol(k, "probs");
+  CHECK(l.of(scores) == FragmentLayout::kMatrix);
   CHECK(l.of(symbol(k, "acc")) == FragmentLayout::kMatrix);
-  CHECK(l.elementwise_matrices == std::set<SymbolId>{symbol(k, "scores"), symbol(k, "acc")});
-  CHECK(l.of(symbol(k, "probs")) == FragmentLayout::kShared);
-  CHECK(l.matrix_operand_fragments == std::set<SymbolId>{symbol(k, "probs")});
-  CHECK(l.matrix_copy_destinations == std::set<SymbolId>{symbol(k, "probs")});
-  CHECK(!l.matrix_plans.at(symbol(k, "acc")).warpgroup);
-  CHECK(!l.matrix_plans.at(symbol(k, "scores")).warpgroup);
+  CHECK(l.elementwise_matrices == std::set<SymbolId>{scores, symbol(k, "acc")});
+  CHECK(l.of(probs) == FragmentLayout::kMatrixOperand);
+  CHECK(l.register_operands == std::map<SymbolId, SymbolId>{{probs, scores}});
+  CHECK(l.matrix_operand_fragments.empty());
+  CHECK(l.matrix_copy_destinations.empty());
+  for (SymbolId acc : {scores, symbol(k, "acc")}) {
+    const MatrixGemmPlan& p = l.matrix_plans.at(acc);
+    CHECK(!p.warpgroup);
+    CHECK(p.warps_n == 1);
+    CHECK(p.tiles_m == 1);
+    CHECK(p.tiles_n == 4);
+  }
   for (const TargetDescription* t : {&sm80(), &sm90a()}) {
     INFO(t->name());
     absl::StatusOr<simt::Function> f = lower_kernel(k, *t, {.warpgroup_mma = true});
     REQUIRE_MESSAGE(f.ok(), f.status().ToString());
-    // Both gemms: 64x64 over 4 warps is 2x2 subgroups of 2x2 accumulators, k 64 = 4 steps.
+    // Both gemms: 4 k steps of 1 x 4 products per warp.
     CHECK(count(f->body, simt::StmtKind::kMatrixMulAdd) == 2 * 4 * 4);
+    // Loads: the first gemm 1 A and 4 B per k step, the second only its 4 B (A is in registers).
+    CHECK(count(f->body, simt::StmtKind::kMatrixLoad) == 4 * (1 + 4) + 4 * 4);
+    CHECK(count(f->body, simt::StmtKind::kMatrixConvert) == 4);
     // Only the copy of acc out to global memory stages accumulators (4 per subgroup).
     CHECK(count(f->body, simt::StmtKind::kMatrixStore) == 4);
     CHECK(count(f->body, simt::StmtKind::kWarpgroupMma) == 0);
     // exp2(scores * 0.125) and acc * 0.5: every element of the lane's 4 + 4 accumulators.
     CHECK(count(f->body, simt::StmtKind::kMatrixElementStore) == 2 * 4 * 8);
-    const simt::SharedArray* probs = shared_array(*f, "probs");
-    REQUIRE(probs);
+    CHECK(shared_array(*f, "probs") == nullptr);
     CHECK(shared_array(*f, "matrix_product") == nullptr);      // no f32 staging of products
-    CHECK(shared_array(*f, "matrix_operand_f16") == nullptr);  // probs is read where it is
-    CHECK(probs->count == 64 * 72);  // rows padded by 8 elements for ldmatrix
+    CHECK(shared_array(*f, "matrix_operand_f16") == nullptr);
     CHECK(f->shared_bytes() <= t->shared_memory_per_block);
   }
+  // probs also copied out: it is read elsewhere, so scores' lanes store it into its shared tile
+  // (rows padded by 8 elements for ldmatrix), where the gemm loads it.
+  Kernel out = parsed(staged_kernel("64", "  copy probs -> P[kb * 64 +: 64, 0 +: 64]\n"));
+  FragmentLayouts lo = infer_fragment_layouts(out, sm90a(), true);
+  CHECK(lo.of(symbol(out, "probs")) == FragmentLayout::kShared);
+  CHECK(lo.register_operands.empty());
+  CHECK(lo.matrix_copy_destinations == std::set<SymbolId>{symbol(out, "probs")});
+  absl::StatusOr<simt::Function> fo = lower_kernel(out, sm90a(), {.warpgroup_mma = true});
+  REQUIRE_MESSAGE(fo.ok(), fo.status().ToString());
+  const simt::SharedArray* shared_probs = shared_array(*fo, "probs");
+  REQUIRE(shared_probs);
+  CHECK(shared_probs->count == 64 * 72);
+  CHECK(count(fo->body, simt::StmtKind::kMatrixConvert) == 0);
+  CHECK(shared_array(*fo, "matrix_product") == nullptr);
 }
 
 // Kernel `name` of a .tile file of the source tree.
@@ -305,14 +329,21 @@ TEST_CASE("attention with 128 query rows: scores reduced by quads in matrix regi
   CHECK(l.of(symbol(k, "acc")) == FragmentLayout::kMatrix);
   CHECK(l.row_reduced_matrices == std::set<SymbolId>{scores});
   CHECK(l.elementwise_matrices == std::set<SymbolId>{scores, symbol(k, "acc")});
-  CHECK(l.matrix_copy_destinations == std::set<SymbolId>{symbol(k, "probs")});
-  // Every row of the 128x64 scores in one warp: 8 warps of 16 rows, 1 x 4 accumulators each.
+  // The probabilities: the scores' registers converted into bf16 A matrices of the second gemm.
+  CHECK(l.of(symbol(k, "probs")) == FragmentLayout::kMatrixOperand);
+  CHECK(l.register_operands == std::map<SymbolId, SymbolId>{{symbol(k, "probs"), scores}});
+  CHECK(l.matrix_copy_destinations.empty());
+  // Every row of the 128x64 scores in one warp: 8 warps of 16 rows, 1 x 4 accumulators each;
+  // the output accumulator's warps take the same rows, 1 x 8 accumulators each.
   const MatrixGemmPlan& p = l.matrix_plans.at(scores);
   CHECK(!p.warpgroup);
   CHECK(p.warps_m == 8);
   CHECK(p.warps_n == 1);
   CHECK(p.tiles_m == 1);
   CHECK(p.tiles_n == 4);
+  const MatrixGemmPlan& pa = l.matrix_plans.at(symbol(k, "acc"));
+  CHECK(pa.warps_m == 8);
+  CHECK(pa.tiles_n == 8);
   for (const TargetDescription* t : {&sm80(), &sm90a()}) {
     INFO(t->name());
     absl::StatusOr<simt::Function> f = lower_kernel(k, *t, {.warpgroup_mma = true});
@@ -321,12 +352,15 @@ TEST_CASE("attention with 128 query rows: scores reduced by quads in matrix regi
     // folded in the lane and combined over the 4 lanes of its quad; no whole-warp reductions.
     CHECK(reductions(f->body, 4) == 2 * 2);
     CHECK(reductions(f->body, 0) == 0);
+    CHECK(count(f->body, simt::StmtKind::kMatrixConvert) == 4);
     CHECK(shared_array(*f, "matrix_product") == nullptr);
     CHECK(shared_array(*f, "matrix_operand_bf16") == nullptr);
-    // Qs 32768 + Ks, Vs (two stages of 64 padded rows of 136) 2 * 34816 + probs (128 padded rows
-    // of 72 bf16) 18432 + m, l, rescale 3 * 512 + the row sum's scratch 512 + the copy out's
-    // staging (8 warps x 16 x 16 f32) 8192. The f32 product staging tile (36864) is gone.
-    CHECK(f->shared_bytes() == 131072);
+    CHECK(shared_array(*f, "probs") == nullptr);
+    // Qs 32768 + Ks, Vs (two stages of 64 padded rows of 136) 2 * 34816 + m, l, rescale
+    // 3 * 512 + the row sum's scratch 512 + the copy out's staging (8 warps x 16 x 16 f32) 8192.
+    // The f32 product staging tile (36864) and the probabilities' tile (18432) are gone: two
+    // blocks fit an H100 / H200 SM's 228 KB.
+    CHECK(f->shared_bytes() == 112640);
   }
   // A target without reductions over clusters of lanes keeps the scores' gemm staged.
   TargetDescription no_clusters = sm90a();
