@@ -15,9 +15,9 @@ std::vector<int64_t> constant_shape(const Symbol& s) {
   return shape;
 }
 
-// Every mention of `id` in the kernel's statements: regions, loads and assignment targets, in
-// nested blocks and parallel bodies too.
-int mentions(const Kernel& k, SymbolId id) {
+}  // namespace
+
+int symbol_mentions(const Kernel& k, SymbolId id) {
   int n = 0;
   std::function<void(const Expr&)> expr = [&](const Expr& e) {
     n += e.kind == ExprKind::kLoad && e.symbol == id;
@@ -57,6 +57,8 @@ int mentions(const Kernel& k, SymbolId id) {
   return n;
 }
 
+namespace {
+
 class LayoutInference {
  public:
   LayoutInference(const Kernel& k, const TargetDescription& target, bool allow_warpgroup)
@@ -69,6 +71,20 @@ class LayoutInference {
     });
     find_register_operands();
     whole_rows_ = row_reduced_;
+    // Accumulators whose parallel bodies read one-dimensional fragments at their row's index:
+    // with whole rows per subgroup those can be matrix row vectors (place_matrix_row_vectors).
+    visit_stmts(k.body, [&](const Stmt& s) {
+      const auto* p = s.as<ParallelOp>();
+      if (p == nullptr || p->vars.size() != 2) return;
+      std::set<SymbolId> own;
+      bool row_read = false;
+      visit_parallel_accesses(*p, [&](SymbolId id, const std::vector<Expr>& idx) {
+        if (!is_fragment(id)) return;
+        if (owner_local(*p, idx, constant_shape(k_.symbol(id)))) own.insert(id);
+        row_read |= idx.size() == 1 && idx[0].kind == ExprKind::kSymbol && idx[0].symbol == p->vars[0];
+      });
+      if (row_read) whole_rows_.insert(own.begin(), own.end());
+    });
     for (const auto& [operand, source] : operand_sources_) {
       whole_rows_.insert(source);
       for (const GemmOp* g : operand_readers_.at(operand)) whole_rows_.insert(g->c.buffer);
@@ -189,7 +205,7 @@ class LayoutInference {
     });
     for (const auto& [operand, from] : sources) {
       auto r = readers.find(operand);
-      if (from.size() != 1 || r == readers.end() || mentions(k_, operand) != uses[operand]) continue;
+      if (from.size() != 1 || r == readers.end() || symbol_mentions(k_, operand) != uses[operand]) continue;
       const DType type = k_.symbol(operand).dtype;
       if ((type != DType::kF16 && type != DType::kBF16) || k_.symbol(operand).shape.size() != 2) continue;
       operand_sources_[operand] = *from.begin();
@@ -397,7 +413,9 @@ bool owner_local(const ParallelOp& op, const std::vector<Expr>& indices,
 
 FragmentLayouts infer_fragment_layouts(const Kernel& kernel, const TargetDescription& target,
                                        bool allow_warpgroup) {
-  return LayoutInference(kernel, target, allow_warpgroup).run();
+  FragmentLayouts layouts = LayoutInference(kernel, target, allow_warpgroup).run();
+  place_matrix_row_vectors(kernel, layouts);
+  return layouts;
 }
 
 }  // namespace tilert::lowering

@@ -18,8 +18,10 @@
 namespace tilert::lowering {
 
 // kMatrixOperand: A operands of matrix gemms held in matrix registers, converted from the
-// accumulator they are copied from (see FragmentLayouts::register_operands).
-enum class FragmentLayout : uint8_t { kDistributed, kShared, kMatrix, kMatrixOperand };
+// accumulator they are copied from (see FragmentLayouts::register_operands). kMatrixRows: a
+// vector with one element per row of matrix accumulators, held by the lanes that hold the rows
+// (FragmentLayouts::matrix_row_vectors).
+enum class FragmentLayout : uint8_t { kDistributed, kShared, kMatrix, kMatrixOperand, kMatrixRows };
 
 struct FragmentLayouts {
   std::map<SymbolId, FragmentLayout> by_symbol;
@@ -42,6 +44,17 @@ struct FragmentLayouts {
   // A matrices in registers, converted from the accumulator's (the mma.m16n8k16 C layout of two
   // n8 tiles is the A layout of one k16 step). Fragment -> its source accumulator.
   std::map<SymbolId, SymbolId> register_operands;
+  // One-dimensional f32 fragments that hold a value per row of matrix accumulators which keep
+  // whole rows in a subgroup, all with the same rows per subgroup (row_vector_plan): attention's
+  // row max and row sum. Each lane keeps the elements of the rows it holds (g and g + 8 of each
+  // 16-row strip: 2 tiles_m registers; the 4 lanes of a quad hold copies), so reductions land
+  // in registers and parallel bodies read them without shared memory. Their every mention is a
+  // whole fill, a whole copy (to or from a fragment like them, or to or from memory), the
+  // destination of a row reduction of such an accumulator, a read at the row's index in a
+  // parallel body over such an accumulator, or an access at the iteration's own index in a
+  // one-dimensional parallel body that accesses only such fragments.
+  std::set<SymbolId> matrix_row_vectors;
+  MatrixGemmPlan row_vector_plan;
   FragmentLayout of(SymbolId id) const;
 };
 
@@ -70,5 +83,13 @@ void visit_parallel_accesses(const ParallelOp& op,
 // With `allow_warpgroup`, gemms take warpgroup plans where plan_matrix_gemm offers them.
 FragmentLayouts infer_fragment_layouts(const Kernel& kernel, const TargetDescription& target,
                                        bool allow_warpgroup = false);
+
+// The last step of infer_fragment_layouts (lowering/row_vectors.cc): which one-dimensional
+// fragments become matrix row vectors, given the matrix accumulators' layouts and plans.
+void place_matrix_row_vectors(const Kernel& kernel, FragmentLayouts& layouts);
+
+// Mentions of `id` in the kernel's statements: regions, loads and assignment targets, in nested
+// blocks and parallel bodies too.
+int symbol_mentions(const Kernel& kernel, SymbolId id);
 
 }  // namespace tilert::lowering

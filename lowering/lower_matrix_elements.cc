@@ -49,7 +49,7 @@ absl::Status Lowerer::for_matrix_elements(const Storage& m, const MatrixElementF
                                              mul(var(group), i32(c.row_of_group))));
         simt::Expr col = add(origin.col, add(i32(int64_t{tj} * kMatrixTile + c.col_offset),
                                              mul(var(quad), i32(c.col_of_quad))));
-        RETURN_IF_ERROR(fn(m.matrices[static_cast<size_t>(ti) * p.tiles_n + tj], k, row, col));
+        RETURN_IF_ERROR(fn(m.matrices[static_cast<size_t>(ti) * p.tiles_n + tj], k, 2 * ti + c.row_offset / 8, row, col));
       }
   return absl::OkStatus();
 }
@@ -59,9 +59,56 @@ bool Lowerer::copies_matrix_elements(const Storage& from, const Storage& to) con
 }
 
 absl::Status Lowerer::lower_matrix_copy_elements(const Storage& from, const Region& dst) {
-  return for_matrix_elements(from, [&](uint32_t m, int k, const simt::Expr& row, const simt::Expr& col) -> absl::Status {
+  return for_matrix_elements(from, [&](uint32_t m, int k, int, const simt::Expr& row, const simt::Expr& col) -> absl::Status {
     ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(dst, {row, col}));
     return write_element(dst.buffer, at, simt::Expr::matrix_element(m, k));
+  });
+}
+
+absl::Status Lowerer::for_matrix_rows(const MatrixGemmPlan& p,
+                                     const std::function<absl::Status(int slot, const simt::Expr& row)>& fn) {
+  if (p.warpgroup || p.warps_n != 1)
+    return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": matrix row vectors of a plan without whole rows"));
+  const MatrixOrigin origin = subgroup_origin(p, simt::Expr::builtin(simt::Builtin::kSubgroupId));
+  uint32_t group = new_var("lane_group", DType::kI32);
+  assign(group, bin(BinaryOp::kDiv, simt::Expr::builtin(simt::Builtin::kSubgroupLane), i32(kQuadLanes)));
+  for (int ti = 0; ti < p.tiles_m; ++ti)
+    for (int h = 0; h < 2; ++h)
+      RETURN_IF_ERROR(fn(2 * ti + h, add(origin.row, add(i32(int64_t{ti} * origin.row_step + 8 * h), var(group)))));
+  return absl::OkStatus();
+}
+
+absl::Status Lowerer::lower_row_vector_fill(const Storage& v, const simt::Expr& value) {
+  for (int slot = 0; slot < v.slots; ++slot) assign_at(v.id, i32(slot), value);
+  return absl::OkStatus();
+}
+
+absl::Status Lowerer::lower_row_vector_copy(const Region& src, const Region& dst) {
+  const Storage& from = storage_[src.buffer];
+  const Storage& to = storage_[dst.buffer];
+  const DType t = kernel_.symbol(src.buffer).dtype;
+  if (from.kind == Storage::Kind::kMatrixRows && to.kind == Storage::Kind::kMatrixRows) {
+    for (int slot = 0; slot < to.slots; ++slot)
+      assign_at(to.id, i32(slot), simt::Expr::load(Space::kPrivate, from.id, t, i32(slot)));
+    return absl::OkStatus();
+  }
+  if (from.kind == Storage::Kind::kMatrixRows) {
+    // The 4 lanes of a quad hold the same rows: the first one stores them.
+    uint32_t first_in_quad = new_var("quad_first", DType::kBool);
+    assign(first_in_quad, bin(BinaryOp::kEq, bin(BinaryOp::kMod, simt::Expr::builtin(simt::Builtin::kSubgroupLane),
+                                                 i32(kQuadLanes)), i32(0)));
+    return for_matrix_rows(from.plan, [&](int slot, const simt::Expr& row) -> absl::Status {
+      return if_then(var(first_in_quad), [&]() -> absl::Status {
+        ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(dst, {row}));
+        return write_element(dst.buffer, at, simt::Expr::load(Space::kPrivate, from.id, t, i32(slot)));
+      });
+    });
+  }
+  return for_matrix_rows(to.plan, [&](int slot, const simt::Expr& row) -> absl::Status {
+    ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(src, {row}));
+    ASSIGN_OR_RETURN(simt::Expr value, read_element(src.buffer, at));
+    assign_at(to.id, i32(slot), std::move(value));
+    return absl::OkStatus();
   });
 }
 
@@ -79,8 +126,13 @@ absl::Status Lowerer::lower_matrix_row_reduce(const Stmt& s, const ReduceOp& op)
   fn_.uses_subgroup_ops = true;
   const DType t = DType::kF32;
   const int64_t rows = src.shape[0];
+  // A matrix row vector of the same rows: every lane of the quad keeps the result.
+  const bool in_registers = dst.kind == Storage::Kind::kMatrixRows;
+  if (in_registers && (dst.plan.warps_m != p.warps_m || dst.plan.tiles_m != p.tiles_m || p.warps_n != 1))
+    return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": row vector ", kernel_.symbol(op.dst.buffer).name,
+                                            " of other rows than the accumulator reduced into it"));
   // Every row in one subgroup and a destination every lane can write: no parts to combine.
-  const bool in_place = p.warps_n == 1 && dst.kind == Storage::Kind::kShared;
+  const bool in_place = in_registers || (p.warps_n == 1 && dst.kind == Storage::Kind::kShared);
   uint32_t parts = 0;
   if (!in_place) {
     const int64_t bytes = rows * p.warps_n * dtype_size(t);
@@ -113,6 +165,14 @@ absl::Status Lowerer::lower_matrix_row_reduce(const Stmt& s, const ReduceOp& op)
         }
       uint32_t reduced = new_var("row_part", t);
       assign(reduced, simt::Expr::subgroup_reduce(op.kind, var(*fold), kQuadLanes));
+      if (in_registers) {
+        const simt::Expr slot = i32(2 * ti + row_offset / 8);
+        simt::Expr value = var(reduced);
+        if (op.accumulate)
+          value = reduce_combine(op.kind, std::move(value), simt::Expr::load(Space::kPrivate, dst.id, t, slot));
+        assign_at(dst.id, slot, std::move(value));
+        continue;
+      }
       simt::Expr row = add(origin.row, add(i32(int64_t{ti} * origin.row_step + row_offset), var(group)));
       RETURN_IF_ERROR(if_then(var(first_in_quad), [&]() -> absl::Status {
         if (!in_place) {

@@ -55,6 +55,8 @@ struct Storage {
     kMatrix,        // matrices: 16x16 accumulators per subgroup, laid out by `plan`
     kMatrixOperand, // matrices: 16x16 A operands per subgroup, tiles_m x tiles_n of `plan` (the
                     // plan of the accumulator they are converted from)
+    kMatrixRows,    // id: private array of `slots` = 2 tiles_m elements, the rows of `plan` the
+                    // lane holds (row strip i, half h in slot 2 i + h; see for_matrix_rows)
   };
   Kind kind = Kind::kNone;
   uint32_t id = 0;
@@ -376,6 +378,8 @@ class Lowerer {
     const Storage* matrix = nullptr;
     uint32_t matrix_id = 0;
     int element = 0;
+    // The iteration's slot of matrix row vectors (its row among the lane's rows); -1: none.
+    int row_slot = -1;
   };
   // Runs parallel loop `op` over the lane's elements of matrix accumulator `m`.
   absl::Status lower_parallel_over_matrix(const ParallelOp& op, const Storage& m);
@@ -384,9 +388,18 @@ class Lowerer {
   // Calls fn(matrix, element, row, col) for every element of matrix accumulator `m` (an mma
   // plan, on a target with matrix_elements_addressable) that this lane holds: element `element`
   // of simt matrix `matrix`, at (row, col) of the accumulator's tile.
-  using MatrixElementFn = std::function<absl::Status(uint32_t matrix, int element, const simt::Expr& row,
-                                                     const simt::Expr& col)>;
+  // `row_slot` is the row's slot in matrix row vectors of the same rows (for_matrix_rows).
+  using MatrixElementFn = std::function<absl::Status(uint32_t matrix, int element, int row_slot,
+                                                     const simt::Expr& row, const simt::Expr& col)>;
   absl::Status for_matrix_elements(const Storage& m, const MatrixElementFn& fn);
+  // Calls fn(slot, row) for every row of mma plan `p` (warps_n = 1) the lane holds: rows g and
+  // g + 8 (g = lane / 4) of each of the subgroup's 16-row strips i, in slot 2 i + h.
+  absl::Status for_matrix_rows(const MatrixGemmPlan& p, const std::function<absl::Status(int slot, const simt::Expr& row)>& fn);
+  // A one-dimensional parallel loop over matrix row vectors: each lane runs it for its rows.
+  absl::Status lower_parallel_over_rows(const ParallelOp& op, const MatrixGemmPlan& p);
+  // fill and copy with matrix row vectors (a copy between two of them, or to / from memory).
+  absl::Status lower_row_vector_fill(const Storage& v, const simt::Expr& value);
+  absl::Status lower_row_vector_copy(const Region& src, const Region& dst);
   // Whether a copy out of matrix accumulator `from` into `to` stores each lane's own elements.
   bool copies_matrix_elements(const Storage& from, const Storage& to) const;
   // A copy of matrix accumulator `from` into shared memory: every lane stores its own elements.

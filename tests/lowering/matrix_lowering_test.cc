@@ -329,6 +329,9 @@ TEST_CASE("attention with 128 query rows: scores reduced by quads in matrix regi
   CHECK(l.of(symbol(k, "acc")) == FragmentLayout::kMatrix);
   CHECK(l.row_reduced_matrices == std::set<SymbolId>{scores});
   CHECK(l.elementwise_matrices == std::set<SymbolId>{scores, symbol(k, "acc")});
+  // The row statistics: in the registers of the lanes that hold their rows.
+  CHECK(l.matrix_row_vectors == std::set<SymbolId>{symbol(k, "m"), symbol(k, "m_prev"), symbol(k, "l"),
+                                                   symbol(k, "block_sum"), symbol(k, "rescale")});
   // The probabilities: the scores' registers converted into bf16 A matrices of the second gemm.
   CHECK(l.of(symbol(k, "probs")) == FragmentLayout::kMatrixOperand);
   CHECK(l.register_operands == std::map<SymbolId, SymbolId>{{symbol(k, "probs"), scores}});
@@ -356,11 +359,24 @@ TEST_CASE("attention with 128 query rows: scores reduced by quads in matrix regi
     CHECK(shared_array(*f, "matrix_product") == nullptr);
     CHECK(shared_array(*f, "matrix_operand_bf16") == nullptr);
     CHECK(shared_array(*f, "probs") == nullptr);
-    // Qs 32768 + Ks, Vs (two stages of 64 padded rows of 136) 2 * 34816 + m, l, rescale
-    // 3 * 512 + the row sum's scratch 512 + the copy out's staging (8 warps x 16 x 16 f32) 8192.
-    // The f32 product staging tile (36864) and the probabilities' tile (18432) are gone: two
-    // blocks fit an H100 / H200 SM's 228 KB.
-    CHECK(f->shared_bytes() == 112640);
+    CHECK(shared_array(*f, "scratch_f32") == nullptr);
+    // Qs 32768 + Ks, Vs (two stages of 64 padded rows of 136) 2 * 34816 + the copy out's staging
+    // (8 warps x 16 x 16 f32) 8192. The f32 product staging tile (36864), the probabilities'
+    // tile (18432), m, l, rescale (1536) and the row sum's scratch (512) are gone: two blocks
+    // fit an H100 / H200 SM's 228 KB.
+    CHECK(f->shared_bytes() == 110592);
+    // One workgroup barrier per key block (the pipeline's) and one after the loop: nothing
+    // else of the loop body passes through shared memory.
+    int barriers = 0;
+    std::function<void(const simt::Body&)> walk = [&](const simt::Body& body) {
+      for (const simt::Stmt& st : body) {
+        barriers += st.kind == simt::StmtKind::kBarrier && st.barrier == simt::BarrierKind::kWorkgroup;
+        walk(st.body);
+        walk(st.else_body);
+      }
+    };
+    walk(f->body);
+    CHECK(barriers == 2);
   }
   // A target without reductions over clusters of lanes keeps the scores' gemm staged.
   TargetDescription no_clusters = sm90a();
@@ -390,18 +406,32 @@ TEST_CASE("row reductions of matrix accumulators: in place within a subgroup, by
   const simt::SharedArray* parts = shared_array(*fs, "scratch_f32");
   REQUIRE(parts);
   CHECK(parts->count == 64 * ps.warps_n);
-  // 64 rows over 4 warps: whole rows per warp. The max lands in place in the shared-backed mx;
-  // the sum, into the distributed sm, passes one part per row through scratch to its owner.
+  CHECK(ls.matrix_row_vectors.empty());
+  // 64 rows over 4 warps: whole rows per warp. mx and sm are only filled, reduced into, read at
+  // their row and copied out: row vectors in the registers of the lanes holding the rows.
   Kernel rows = file_kernel(file, "gemm_row_reduce_rows");
   FragmentLayouts lr = infer_fragment_layouts(rows, sm80());
   REQUIRE(lr.of(symbol(rows, "acc")) == FragmentLayout::kMatrix);
   CHECK(lr.matrix_plans.at(symbol(rows, "acc")).warps_n == 1);
-  CHECK(lr.of(symbol(rows, "mx")) == FragmentLayout::kShared);
-  CHECK(lr.of(symbol(rows, "sm")) == FragmentLayout::kDistributed);
+  CHECK(lr.of(symbol(rows, "mx")) == FragmentLayout::kMatrixRows);
+  CHECK(lr.of(symbol(rows, "sm")) == FragmentLayout::kMatrixRows);
   absl::StatusOr<simt::Function> fr = lower_kernel(rows, sm80());
   REQUIRE_MESSAGE(fr.ok(), fr.status().ToString());
   CHECK(reductions(fr->body, 4) == 2 * 2);
-  const simt::SharedArray* sum_parts = shared_array(*fr, "scratch_f32");
+  CHECK(shared_array(*fr, "scratch_f32") == nullptr);
+  CHECK(shared_array(*fr, "mx") == nullptr);
+  // Written out by a parallel body over the block's threads: mx is read at other threads' rows
+  // there, so it is shared-backed and the max lands in place; the sum, into the distributed sm,
+  // passes one part per row through scratch to its owner.
+  Kernel by_thread = file_kernel(file, "gemm_row_reduce_shared");
+  FragmentLayouts lt = infer_fragment_layouts(by_thread, sm80());
+  CHECK(lt.matrix_row_vectors.empty());
+  CHECK(lt.of(symbol(by_thread, "mx")) == FragmentLayout::kShared);
+  CHECK(lt.of(symbol(by_thread, "sm")) == FragmentLayout::kDistributed);
+  absl::StatusOr<simt::Function> ft = lower_kernel(by_thread, sm80());
+  REQUIRE_MESSAGE(ft.ok(), ft.status().ToString());
+  CHECK(reductions(ft->body, 4) == 2 * 2);
+  const simt::SharedArray* sum_parts = shared_array(*ft, "scratch_f32");
   REQUIRE(sum_parts);
   CHECK(sum_parts->count == 64);
   // Targets whose accumulator elements the lowering cannot address reduce as before.
