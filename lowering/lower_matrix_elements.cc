@@ -14,6 +14,8 @@
 //     in one subgroup (warps_n = 1) and the destination is in shared memory, that result is the
 //     row's and is written in place; otherwise each subgroup's part goes to shared scratch and
 //     the output's owner combines the parts (combine_row_parts, as for distributed sources).
+//     Into a matrix row vector (a value per row, kept by the lanes that hold the row:
+//     for_matrix_rows), every lane of the quad keeps the result in its own register.
 #include "absl/strings/str_cat.h"
 #include "ir/status.h"
 #include "lowering/lowerer.h"
