@@ -15,12 +15,80 @@ std::vector<int64_t> constant_shape(const Symbol& s) {
   return shape;
 }
 
+}  // namespace
+
+int symbol_mentions(const Kernel& k, SymbolId id) {
+  int n = 0;
+  std::function<void(const Expr&)> expr = [&](const Expr& e) {
+    n += e.kind == ExprKind::kLoad && e.symbol == id;
+    for (const Expr& a : e.args) expr(a);
+  };
+  auto region = [&](const Region& r) {
+    n += r.buffer == id;
+    for (const Range& range : r.ranges) expr(range.start);
+  };
+  visit_stmts(k.body, [&](const Stmt& s) {
+    if (const auto* c = s.as<CopyOp>()) { region(c->src); region(c->dst); }
+    if (const auto* c = s.as<CopyAsyncOp>()) { region(c->src); region(c->dst); expr(c->barrier.index); }
+    if (const auto* g = s.as<GemmOp>()) { region(g->a); region(g->b); region(g->c); }
+    if (const auto* f = s.as<FillOp>()) { region(f->dst); expr(f->value); }
+    if (const auto* r = s.as<ReduceOp>()) { region(r->src); region(r->dst); }
+    if (const auto* p = s.as<ParallelOp>()) {
+      for (const Expr& e : p->begins) expr(e);
+      for (const Expr& e : p->ends) expr(e);
+    }
+    if (const auto* f = s.as<ForOp>()) { expr(f->begin); expr(f->end); }
+    if (const auto* i = s.as<IfOp>()) expr(i->condition);
+    if (const auto* a = s.as<AssignOp>()) {
+      n += a->target == id;
+      for (const Expr& e : a->indices) expr(e);
+      expr(a->value);
+    }
+    if (const auto* a = s.as<AtomicAddOp>()) {
+      n += a->target == id;
+      for (const Expr& e : a->indices) expr(e);
+      expr(a->value);
+    }
+    if (const auto* b = s.as<NamedBarrierOp>()) { expr(b->id); expr(b->thread_count); }
+    if (const auto* m = s.as<MbarrierArriveOp>()) expr(m->barrier.index);
+    if (const auto* m = s.as<MbarrierExpectTxOp>()) { expr(m->barrier.index); expr(m->bytes); }
+    if (const auto* m = s.as<MbarrierWaitOp>()) { expr(m->barrier.index); expr(m->parity); }
+  });
+  return n;
+}
+
+namespace {
+
 class LayoutInference {
  public:
   LayoutInference(const Kernel& k, const TargetDescription& target, bool allow_warpgroup)
       : k_(k), target_(target), allow_warpgroup_(allow_warpgroup) {
     for (SymbolId id = 0; id < k.symbols.size(); ++id)
       if (k.symbols[id].kind == SymbolKind::kFragment) out_.by_symbol[id] = FragmentLayout::kDistributed;
+    // Known before the walk reaches the gemms: their plans keep the rows of these in one subgroup.
+    visit_stmts(k.body, [&](const Stmt& s) {
+      if (const auto* r = s.as<ReduceOp>(); r != nullptr && row_reducible(*r)) row_reduced_.insert(r->src.buffer);
+    });
+    find_register_operands();
+    whole_rows_ = row_reduced_;
+    // Accumulators whose parallel bodies read one-dimensional fragments at their row's index:
+    // with whole rows per subgroup those can be matrix row vectors (place_matrix_row_vectors).
+    visit_stmts(k.body, [&](const Stmt& s) {
+      const auto* p = s.as<ParallelOp>();
+      if (p == nullptr || p->vars.size() != 2) return;
+      std::set<SymbolId> own;
+      bool row_read = false;
+      visit_parallel_accesses(*p, [&](SymbolId id, const std::vector<Expr>& idx) {
+        if (!is_fragment(id)) return;
+        if (owner_local(*p, idx, constant_shape(k_.symbol(id)))) own.insert(id);
+        row_read |= idx.size() == 1 && idx[0].kind == ExprKind::kSymbol && idx[0].symbol == p->vars[0];
+      });
+      if (row_read) whole_rows_.insert(own.begin(), own.end());
+    });
+    for (const auto& [operand, source] : operand_sources_) {
+      whole_rows_.insert(source);
+      for (const GemmOp* g : operand_readers_.at(operand)) whole_rows_.insert(g->c.buffer);
+    }
   }
 
   FragmentLayouts run() {
@@ -37,12 +105,16 @@ class LayoutInference {
       not_matrix_.clear();
       warpgroup_tiles_.clear();
       elementwise_.clear();
+      copied_to_fragments_.clear();
       matrix_gemms_.clear();
       allow_warpgroup_ = false;
       walk(k_.body);
     }
     // Element-wise access needs the mma layout: products of warpgroup plans stay in flight.
-    for (SymbolId id : elementwise_)
+    std::set<SymbolId> by_element = elementwise_;
+    by_element.insert(row_reduced_.begin(), row_reduced_.end());
+    for (const auto& [src, dst] : copied_to_fragments_) by_element.insert(src);
+    for (SymbolId id : by_element)
       if (auto it = out_.matrix_plans.find(id); it != out_.matrix_plans.end() && it->second.warpgroup)
         not_matrix_.insert(id);
     // A matrix gemm reads fragment operands from shared memory; one that is itself a matrix
@@ -55,6 +127,7 @@ class LayoutInference {
       if (!not_matrix_.contains(id)) {
         out_.by_symbol[id] = FragmentLayout::kMatrix;
         if (elementwise_.contains(id)) out_.elementwise_matrices.insert(id);
+        if (row_reduced_.contains(id)) out_.row_reduced_matrices.insert(id);
       } else {
         out_.matrix_plans.erase(id);
       }
@@ -67,6 +140,33 @@ class LayoutInference {
           out_.matrix_operand_fragments.insert(operand);
         }
     }
+    // A lane stores its own elements of a matrix accumulator into the fragment it is copied to,
+    // which every lane can reach only in shared memory.
+    for (const auto& [src, dst] : copied_to_fragments_)
+      if (out_.by_symbol[src] == FragmentLayout::kMatrix) {
+        out_.by_symbol[dst] = FragmentLayout::kShared;
+        out_.matrix_copy_destinations.insert(dst);
+      }
+    // A operands that can stay in matrix registers: the source accumulator and every reader keep
+    // whole rows in a subgroup (mma plans, warps_n = 1) and give each subgroup the same rows.
+    for (const auto& [operand, source] : operand_sources_) {
+      auto s = out_.matrix_plans.find(source);
+      if (out_.by_symbol[source] != FragmentLayout::kMatrix || s == out_.matrix_plans.end()) continue;
+      const MatrixGemmPlan& sp = s->second;
+      bool rows_match = !sp.warpgroup && sp.warps_n == 1;
+      for (const GemmOp* g : operand_readers_.at(operand)) {
+        auto r = out_.matrix_plans.find(g->c.buffer);
+        rows_match = rows_match && out_.by_symbol[g->c.buffer] == FragmentLayout::kMatrix &&
+                     r != out_.matrix_plans.end() && !r->second.warpgroup && r->second.warps_n == 1 &&
+                     r->second.warps_m == sp.warps_m && r->second.tiles_m == sp.tiles_m &&
+                     r->second.k_steps == sp.tiles_n;
+      }
+      if (!rows_match) continue;
+      out_.by_symbol[operand] = FragmentLayout::kMatrixOperand;
+      out_.register_operands[operand] = source;
+      out_.matrix_operand_fragments.erase(operand);
+      out_.matrix_copy_destinations.erase(operand);
+    }
     // Operand tiles of warpgroup gemms whose accumulator stayed in matrix registers.
     for (const auto& [tile, acc] : warpgroup_tiles_)
       if (out_.matrix_plans.contains(acc)) out_.swizzled_tiles.insert(tile);
@@ -78,6 +178,49 @@ class LayoutInference {
     return id < k_.symbols.size() && k_.symbols[id].kind == SymbolKind::kFragment;
   }
   void make_shared(SymbolId id) { out_.by_symbol[id] = FragmentLayout::kShared; }
+
+  // Fragments that may become register A operands (FragmentLayouts::register_operands): copied
+  // whole only from one fragment of their shape, read only as the whole, untransposed A of
+  // gemms into fragments, and mentioned nowhere else. Whether the source and the readers become
+  // matrix accumulators with matching plans is settled in run().
+  void find_register_operands() {
+    if (!elementwise_ok_) return;
+    std::map<SymbolId, std::set<SymbolId>> sources;
+    std::map<SymbolId, int> uses;
+    std::map<SymbolId, std::vector<const GemmOp*>> readers;
+    visit_stmts(k_.body, [&](const Stmt& s) {
+      if (const auto* c = s.as<CopyOp>(); c != nullptr && is_fragment(c->dst.buffer) && is_fragment(c->src.buffer) &&
+                                          region_is_whole(k_, c->src) && region_is_whole(k_, c->dst) &&
+                                          constant_shape(k_.symbol(c->src.buffer)) ==
+                                              constant_shape(k_.symbol(c->dst.buffer))) {
+        sources[c->dst.buffer].insert(c->src.buffer);
+        ++uses[c->dst.buffer];
+      }
+      if (const auto* g = s.as<GemmOp>();
+          g != nullptr && is_fragment(g->a.buffer) && !g->transpose_a && region_is_whole(k_, g->a) &&
+          is_fragment(g->c.buffer) && g->a.buffer != g->b.buffer && g->a.buffer != g->c.buffer) {
+        readers[g->a.buffer].push_back(g);
+        ++uses[g->a.buffer];
+      }
+    });
+    for (const auto& [operand, from] : sources) {
+      auto r = readers.find(operand);
+      if (from.size() != 1 || r == readers.end() || symbol_mentions(k_, operand) != uses[operand]) continue;
+      const DType type = k_.symbol(operand).dtype;
+      if ((type != DType::kF16 && type != DType::kBF16) || k_.symbol(operand).shape.size() != 2) continue;
+      operand_sources_[operand] = *from.begin();
+      operand_readers_[operand] = r->second;
+    }
+  }
+
+  // A reduction of a whole two-dimensional fragment along its rows, which a matrix accumulator
+  // can do in its own registers where the target reduces clusters of lanes (a row of an
+  // mma.m16n8k16 accumulator lies in the 4 lanes of a quad).
+  bool row_reducible(const ReduceOp& r) const {
+    if (!elementwise_ok_ || !target_.has(TargetFeature::kSubgroupClustered) || !is_fragment(r.src.buffer)) return false;
+    const Symbol& src = k_.symbol(r.src.buffer);
+    return src.shape.size() == 2 && r.dim == 1 && src.dtype == DType::kF32 && region_is_whole(k_, r.src);
+  }
 
   // Every statement once; parallel bodies are handled by visit() of their loop.
   void walk(const Block& block) {
@@ -99,7 +242,8 @@ class LayoutInference {
         gemm_accumulators_.insert(g->c.buffer);
         matrix_gemms_.push_back(g);
         if (std::optional<MatrixGemmPlan> plan =
-                plan_matrix_gemm(k_, *g, target_, allow_warpgroup_, /*stage_fragments=*/elementwise_ok_).plan) {
+                plan_matrix_gemm(k_, *g, target_, allow_warpgroup_, /*stage_fragments=*/elementwise_ok_,
+                                 /*whole_rows=*/whole_rows_.contains(g->c.buffer)).plan) {
           auto [it, fresh] = out_.matrix_plans.emplace(g->c.buffer, *plan);
           if (!fresh && it->second.warpgroup != plan->warpgroup) warpgroup_mixed_ = true;
           for (SymbolId tile : {g->a.buffer, g->b.buffer}) {
@@ -118,7 +262,17 @@ class LayoutInference {
       region_exprs(f->dst);
       exprs(f->value);
     } else if (const auto* c = s.as<CopyOp>()) {
-      if (!region_is_whole(k_, c->src) || is_fragment(c->dst.buffer)) not_matrix(c->src.buffer);
+      if (!region_is_whole(k_, c->src)) {
+        not_matrix(c->src.buffer);
+      } else if (is_fragment(c->dst.buffer)) {
+        // Into a whole fragment of the same shape: each lane stores its own elements (targets
+        // whose accumulator elements the lowering can address).
+        const bool same_shape = constant_shape(k_.symbol(c->src.buffer)) == constant_shape(k_.symbol(c->dst.buffer));
+        if (elementwise_ok_ && is_fragment(c->src.buffer) && same_shape && region_is_whole(k_, c->dst))
+          copied_to_fragments_.emplace(c->src.buffer, c->dst.buffer);
+        else
+          not_matrix(c->src.buffer);
+      }
       not_matrix(c->dst.buffer);
       region_exprs(c->src);
       region_exprs(c->dst);
@@ -154,7 +308,10 @@ class LayoutInference {
 
   void visit_mentions(const Stmt& s) {
     if (const auto* c = s.as<CopyAsyncOp>()) { not_matrix(c->src.buffer); not_matrix(c->dst.buffer); }
-    if (const auto* r = s.as<ReduceOp>()) { not_matrix(r->src.buffer); not_matrix(r->dst.buffer); }
+    if (const auto* r = s.as<ReduceOp>()) {
+      if (!row_reducible(*r)) not_matrix(r->src.buffer);
+      not_matrix(r->dst.buffer);
+    }
     if (const auto* a = s.as<AssignOp>()) { not_matrix(a->target); exprs(a->value); for (const Expr& e : a->indices) exprs(e); }
     if (const auto* a = s.as<AtomicAddOp>()) { not_matrix(a->target); exprs(a->value); }
     if (const auto* i = s.as<IfOp>()) exprs(i->condition);
@@ -203,6 +360,13 @@ class LayoutInference {
   std::set<SymbolId> row_major_tiles_;                   // operand tiles of other matrix plans
   const bool elementwise_ok_ = matrix_elements_addressable(target_);
   std::set<SymbolId> elementwise_;                       // accumulators parallel bodies access
+  std::set<SymbolId> row_reduced_;                       // fragments reduced along their rows
+  std::multimap<SymbolId, SymbolId> copied_to_fragments_;  // whole copies: source -> fragment
+  // Candidate register A operands: their one source, the gemms that read them; and the
+  // accumulators whose plans keep whole rows in a subgroup.
+  std::map<SymbolId, SymbolId> operand_sources_;
+  std::map<SymbolId, std::vector<const GemmOp*>> operand_readers_;
+  std::set<SymbolId> whole_rows_;
   std::vector<const GemmOp*> matrix_gemms_;              // gemms into fragments
 };
 
@@ -249,7 +413,9 @@ bool owner_local(const ParallelOp& op, const std::vector<Expr>& indices,
 
 FragmentLayouts infer_fragment_layouts(const Kernel& kernel, const TargetDescription& target,
                                        bool allow_warpgroup) {
-  return LayoutInference(kernel, target, allow_warpgroup).run();
+  FragmentLayouts layouts = LayoutInference(kernel, target, allow_warpgroup).run();
+  place_matrix_row_vectors(kernel, layouts);
+  return layouts;
 }
 
 }  // namespace tilert::lowering

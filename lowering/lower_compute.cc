@@ -14,14 +14,21 @@ namespace tilert::lowering {
 
 using simt::Space;
 
-namespace {
-
-
-// Scratch holds values in the type arithmetic happens in.
 DType scratch_type(DType t) {
   if (t == DType::kF64 || t == DType::kI64) return t;
   return is_float(t) ? DType::kF32 : DType::kI32;
 }
+
+simt::Expr reduce_combine(ReduceKind kind, simt::Expr a, simt::Expr b) {
+  switch (kind) {
+    case ReduceKind::kSum: return simt::Expr::binary(BinaryOp::kAdd, std::move(a), std::move(b));
+    case ReduceKind::kMax: return simt::Expr::call(Func::kMax, {std::move(a), std::move(b)});
+    case ReduceKind::kMin: return simt::Expr::call(Func::kMin, {std::move(a), std::move(b)});
+  }
+  return a;
+}
+
+namespace {
 
 simt::Expr identity(ReduceKind kind, DType t) {
   const bool f = is_float(t);
@@ -38,15 +45,6 @@ simt::Expr identity(ReduceKind kind, DType t) {
                                                         : std::numeric_limits<int32_t>::max(), t);
   }
   return simt::Expr::int_const(0, t);
-}
-
-simt::Expr combine(ReduceKind kind, simt::Expr a, simt::Expr b) {
-  switch (kind) {
-    case ReduceKind::kSum: return simt::Expr::binary(BinaryOp::kAdd, std::move(a), std::move(b));
-    case ReduceKind::kMax: return simt::Expr::call(Func::kMax, {std::move(a), std::move(b)});
-    case ReduceKind::kMin: return simt::Expr::call(Func::kMin, {std::move(a), std::move(b)});
-  }
-  return a;
 }
 
 }  // namespace
@@ -249,7 +247,7 @@ absl::StatusOr<bool> Lowerer::lower_reduce_rows_by_subgroups(const ReduceOp& op)
       uint32_t v = new_var("fold", t);
       assign(v, element(mul(r, i32(q))));
       RETURN_IF_ERROR(for_range("q", i32(1), i32(q), unroll, [&](const simt::Expr& j) {
-        assign(v, combine(op.kind, var(v), element(add(mul(r, i32(q)), j))));
+        assign(v, reduce_combine(op.kind, var(v), element(add(mul(r, i32(q)), j))));
         return absl::OkStatus();
       }));
       uint32_t red = new_var("sg", t);
@@ -266,35 +264,42 @@ absl::StatusOr<bool> Lowerer::lower_reduce_rows_by_subgroups(const ReduceOp& op)
     }));
   }
   barrier_now();
+  RETURN_IF_ERROR(combine_row_parts(op, sc, parts));
+  return true;
+}
+
+absl::Status Lowerer::combine_row_parts(const ReduceOp& op, uint32_t sc, int64_t parts) {
+  const Storage& dst = storage_[op.dst.buffer];
+  const DType t = fn_.shared[sc].type;
+  ASSIGN_OR_RETURN(std::vector<int64_t> src_shape, shape_of(op.src));
+  const std::vector<int64_t> out_shape(src_shape.begin(), src_shape.end() - 1);
   // Output o: its row's parts, in order, then the old value when accumulating.
   auto combined = [&](const simt::Expr& o) {
     uint32_t acc = new_var("acc", t);
     assign(acc, simt::Expr::load(Space::kShared, sc, t, mul(o, i32(parts))));
     for (int64_t w = 1; w < parts; ++w)
-      assign(acc, combine(op.kind, var(acc), simt::Expr::load(Space::kShared, sc, t, add(mul(o, i32(parts)), i32(w)))));
+      assign(acc, reduce_combine(op.kind, var(acc), simt::Expr::load(Space::kShared, sc, t, add(mul(o, i32(parts)), i32(w)))));
     return acc;
   };
   const DType dst_type = kernel_.symbol(op.dst.buffer).dtype;
   if (dst.kind == Storage::Kind::kDistributed) {
-    RETURN_IF_ERROR(for_owned(dst, [&](const simt::Expr& slot, const std::vector<simt::Expr>& orel) -> absl::Status {
+    return for_owned(dst, [&](const simt::Expr& slot, const std::vector<simt::Expr>& orel) -> absl::Status {
       uint32_t acc = combined(flat_index(orel, dst.shape));
       if (op.accumulate)
-        assign(acc, combine(op.kind, var(acc), simt::Expr::load(Space::kPrivate, dst.id, dst_type, slot)));
+        assign(acc, reduce_combine(op.kind, var(acc), simt::Expr::load(Space::kPrivate, dst.id, dst_type, slot)));
       assign_at(dst.id, slot, var(acc));
       return absl::OkStatus();
-    }));
-    return true;
+    });
   }
-  RETURN_IF_ERROR(for_cyclic(out_shape, /*unroll=*/false, [&](const std::vector<simt::Expr>& orel) -> absl::Status {
+  return for_cyclic(out_shape, /*unroll=*/false, [&](const std::vector<simt::Expr>& orel) -> absl::Status {
     uint32_t acc = combined(flat_index(orel, out_shape));
     ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(op.dst, orel));
     if (op.accumulate) {
       ASSIGN_OR_RETURN(simt::Expr old, read_element(op.dst.buffer, at));
-      assign(acc, combine(op.kind, var(acc), std::move(old)));
+      assign(acc, reduce_combine(op.kind, var(acc), std::move(old)));
     }
     return write_element(op.dst.buffer, at, var(acc));
-  }));
-  return true;
+  });
 }
 
 absl::Status Lowerer::lower_reduce(const Stmt& s, const ReduceOp& op) {
@@ -310,6 +315,7 @@ absl::Status Lowerer::lower_reduce(const Stmt& s, const ReduceOp& op) {
   const Storage& src = storage_[op.src.buffer];
   const Storage& dst = storage_[op.dst.buffer];
   if (outputs > 4096) return unsupported(s, "a reduction with more than 4096 outputs");
+  if (src.kind == Storage::Kind::kMatrix) return lower_matrix_row_reduce(s, op);
   ASSIGN_OR_RETURN(bool by_rows, lower_reduce_rows_by_subgroups(op));
   if (by_rows) return absl::OkStatus();
 
@@ -328,7 +334,7 @@ absl::Status Lowerer::lower_reduce(const Stmt& s, const ReduceOp& op) {
   auto fold = [&](const std::vector<simt::Expr>& rel, simt::Expr v) {
     uint32_t o = new_var("o", DType::kI32);
     assign(o, out_index(rel));
-    assign_at(part, var(o), combine(op.kind, simt::Expr::load(Space::kPrivate, part, t, var(o)),
+    assign_at(part, var(o), reduce_combine(op.kind, simt::Expr::load(Space::kPrivate, part, t, var(o)),
                                     simt::Expr::cast(t, std::move(v))));
   };
   if (src.kind == Storage::Kind::kDistributed) {
@@ -398,13 +404,13 @@ absl::Status Lowerer::lower_reduce(const Stmt& s, const ReduceOp& op) {
         assign(acc, identity(op.kind, t));
         simt::Expr row = mul(bin(BinaryOp::kSub, o, var(o0)), i32(width));
         RETURN_IF_ERROR(for_range("w", i32(0), contributors, false, [&](const simt::Expr& w) {
-          assign(acc, combine(op.kind, var(acc), simt::Expr::load(Space::kShared, sc, t, add(row, w))));
+          assign(acc, reduce_combine(op.kind, var(acc), simt::Expr::load(Space::kShared, sc, t, add(row, w))));
           return absl::OkStatus();
         }));
         if (dst.kind == Storage::Kind::kDistributed) {
           simt::Expr slot = bin(BinaryOp::kDiv, o, i32(threads));
           if (op.accumulate)
-            assign(acc, combine(op.kind, var(acc),
+            assign(acc, reduce_combine(op.kind, var(acc),
                                 simt::Expr::load(Space::kPrivate, dst.id, kernel_.symbol(op.dst.buffer).dtype, slot)));
           assign_at(dst.id, slot, var(acc));
           return absl::OkStatus();
@@ -412,7 +418,7 @@ absl::Status Lowerer::lower_reduce(const Stmt& s, const ReduceOp& op) {
         ASSIGN_OR_RETURN(std::vector<simt::Expr> at, region_coords(op.dst, unravel(o, out_shape)));
         if (op.accumulate) {
           ASSIGN_OR_RETURN(simt::Expr old, read_element(op.dst.buffer, at));
-          assign(acc, combine(op.kind, var(acc), std::move(old)));
+          assign(acc, reduce_combine(op.kind, var(acc), std::move(old)));
         }
         return write_element(op.dst.buffer, at, var(acc));
       });

@@ -82,7 +82,12 @@ absl::Status Lowerer::for_cyclic(const std::vector<int64_t>& shape, bool unroll,
 absl::Status Lowerer::lower_copy(const Stmt& s, const Region& src, const Region& dst) {
   const Storage& from = storage_[src.buffer];
   const Storage& to = storage_[dst.buffer];
-  if (from.kind == Storage::Kind::kMatrix) return lower_matrix_copy_out(from, dst);
+  if (from.kind == Storage::Kind::kMatrixRows || to.kind == Storage::Kind::kMatrixRows)
+    return lower_row_vector_copy(src, dst);
+  if (from.kind == Storage::Kind::kMatrix && to.kind == Storage::Kind::kMatrixOperand)
+    return lower_matrix_convert(from, to);
+  if (from.kind == Storage::Kind::kMatrix)
+    return copies_matrix_elements(from, to) ? lower_matrix_copy_elements(from, dst) : lower_matrix_copy_out(from, dst);
   if (to.kind == Storage::Kind::kDistributed) {
     return for_owned(to, [&](const simt::Expr& slot, const std::vector<simt::Expr>& coords) -> absl::Status {
       simt::Expr v;
@@ -117,6 +122,7 @@ absl::Status Lowerer::lower_fill(const Stmt&, const FillOp& op) {
   const Storage& to = storage_[op.dst.buffer];
   ASSIGN_OR_RETURN(simt::Expr value, expr(op.value));
   if (to.kind == Storage::Kind::kMatrix) return lower_matrix_fill(to, std::move(value));
+  if (to.kind == Storage::Kind::kMatrixRows) return lower_row_vector_fill(to, value);
   if (to.kind == Storage::Kind::kDistributed) {
     return for_owned(to, [&](const simt::Expr& slot, const std::vector<simt::Expr>&) {
       assign_at(to.id, slot, value);
@@ -166,6 +172,13 @@ class ParallelBody {
       l_.emit(std::move(s));
       return absl::OkStatus();
     }
+    if (st.kind == Storage::Kind::kMatrixRows) {
+      if (l_.parallel_->row_slot < 0)
+        return absl::InternalError(absl::StrCat("kernel ", l_.kernel_.name, ": matrix row vector ",
+                                                l_.kernel_.symbol(a.target).name, " written outside a walk over its rows"));
+      l_.assign_at(st.id, l_.i32(l_.parallel_->row_slot), std::move(value));
+      return absl::OkStatus();
+    }
     if (st.kind == Storage::Kind::kDistributed) {
       if (!owner_local(*l_.parallel_->op, a.indices, st.shape))
         return absl::InternalError(absl::StrCat("kernel ", l_.kernel_.name, ": fragment ",
@@ -187,45 +200,57 @@ class ParallelBody {
 
 }  // namespace
 
-// Lane L of the subgroup owning accumulator (ti, tj) of the plan holds its elements k at row
-// L / 4 + 8 ((k / 2) % 2) and column 8 (k / 4) + 2 (L % 4) + k % 2 of the 16x16 tile
-// (matrix_element_coords): each is one iteration of the loop, its variables set from them. The
-// inference admits only loops over the accumulator's whole shape, so every iteration is one
-// element and each element is visited by its holder.
+// Each element the lane holds (for_matrix_elements) is one iteration of the loop, its variables
+// set from the element's coordinates. The inference admits only loops over the accumulator's
+// whole shape, so every iteration is one element and each element is visited by its holder.
 absl::Status Lowerer::lower_parallel_over_matrix(const ParallelOp& op, const Storage& m) {
-  const MatrixGemmPlan& p = m.plan;
-  if (p.warpgroup || op.vars.size() != 2)
-    return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": a parallel loop over a warpgroup "
-                                            "accumulator or not over two dimensions"));
-  const MatrixOrigin origin = subgroup_origin(p, simt::Expr::builtin(simt::Builtin::kSubgroupId));
-  uint32_t group = new_var("lane_group", DType::kI32), quad = new_var("lane_quad", DType::kI32);
-  {
-    const simt::Expr lane = simt::Expr::builtin(simt::Builtin::kSubgroupLane);
-    assign(group, bin(BinaryOp::kDiv, lane, i32(4)));
-    assign(quad, bin(BinaryOp::kMod, lane, i32(4)));
-  }
-  for (int ti = 0; ti < p.tiles_m; ++ti)
-    for (int tj = 0; tj < p.tiles_n; ++tj)
-      for (int k = 0; k < kMatrixAccumulatorElements; ++k) {
-        const MatrixElementCoords c = matrix_element_coords(k);
-        uint32_t i = new_var(kernel_.symbol(op.vars[0]).name, DType::kI32);
-        uint32_t j = new_var(kernel_.symbol(op.vars[1]).name, DType::kI32);
-        assign(i, add(origin.row, add(i32(int64_t{ti} * kMatrixTile + c.row_offset), mul(var(group), i32(c.row_of_group)))));
-        assign(j, add(origin.col, add(i32(int64_t{tj} * kMatrixTile + c.col_offset), mul(var(quad), i32(c.col_of_quad)))));
-        bound_[op.vars[0]] = var(i);
-        bound_[op.vars[1]] = var(j);
-        ParallelFrame frame;
-        frame.op = &op;
-        frame.slot = i32(0);
-        frame.matrix = &m;
-        frame.matrix_id = m.matrices[static_cast<size_t>(ti) * p.tiles_n + tj];
-        frame.element = k;
-        parallel_ = frame;
-        absl::Status st = ParallelBody(*this).block(op.body);
-        parallel_.reset();
-        RETURN_IF_ERROR(st);
-      }
+  if (op.vars.size() != 2)
+    return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": a parallel loop over a matrix accumulator "
+                                            "not over two dimensions"));
+  RETURN_IF_ERROR(for_matrix_elements(m, [&](uint32_t matrix, int element, int row_slot, const simt::Expr& row,
+                                              const simt::Expr& col) -> absl::Status {
+    uint32_t i = new_var(kernel_.symbol(op.vars[0]).name, DType::kI32);
+    uint32_t j = new_var(kernel_.symbol(op.vars[1]).name, DType::kI32);
+    assign(i, row);
+    assign(j, col);
+    bound_[op.vars[0]] = var(i);
+    bound_[op.vars[1]] = var(j);
+    ParallelFrame frame;
+    frame.op = &op;
+    frame.slot = i32(0);
+    frame.matrix = &m;
+    frame.matrix_id = matrix;
+    frame.element = element;
+    frame.row_slot = row_slot;
+    parallel_ = frame;
+    absl::Status st = ParallelBody(*this).block(op.body);
+    parallel_.reset();
+    return st;
+  }));
   for (SymbolId v : op.vars) bound_.erase(v);
+  return absl::OkStatus();
+}
+
+// Each row the lane holds (for_matrix_rows) is one iteration; the 4 lanes of a quad run the same
+// rows, each updating its own copy of the vectors (the inference admits no other writes).
+absl::Status Lowerer::lower_parallel_over_rows(const ParallelOp& op, const MatrixGemmPlan& p) {
+  if (op.vars.size() != 1)
+    return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": a parallel loop over matrix row vectors "
+                                            "not over one dimension"));
+  RETURN_IF_ERROR(for_matrix_rows(p, [&](int slot, const simt::Expr& row) -> absl::Status {
+    uint32_t i = new_var(kernel_.symbol(op.vars[0]).name, DType::kI32);
+    assign(i, row);
+    bound_[op.vars[0]] = var(i);
+    ParallelFrame frame;
+    frame.op = &op;
+    frame.slot = i32(0);
+    frame.row_slot = slot;
+    parallel_ = frame;
+    absl::Status st = ParallelBody(*this).block(op.body);
+    parallel_.reset();
+    return st;
+  }));
+  bound_.erase(op.vars[0]);
   return absl::OkStatus();
 }
 
@@ -238,12 +263,16 @@ absl::Status Lowerer::lower_parallel(const Stmt& s, const ParallelOp& op) {
     begins.push_back(*b);
     extents.push_back(std::max<int64_t>(0, *e - *b));
   }
-  // A parallel body over a matrix accumulator walks the elements each lane holds.
+  // A parallel body over a matrix accumulator walks the elements each lane holds; one over
+  // matrix row vectors only, the rows each lane holds.
   const Storage* matrix = nullptr;
+  const Storage* rows = nullptr;
   visit_parallel_accesses(op, [&](SymbolId id, const std::vector<Expr>&) {
     if (storage_[id].kind == Storage::Kind::kMatrix) matrix = &storage_[id];
+    if (storage_[id].kind == Storage::Kind::kMatrixRows) rows = &storage_[id];
   });
   if (matrix) return lower_parallel_over_matrix(op, *matrix);
+  if (rows) return lower_parallel_over_rows(op, rows->plan);
   Storage iteration;  // the iteration space walked like a distributed fragment of its shape
   iteration.shape = extents;
   const int64_t n = numel(extents);

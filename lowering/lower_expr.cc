@@ -318,6 +318,12 @@ absl::StatusOr<simt::Expr> Lowerer::expr(const Expr& e) {
                                                   " read outside the walk over its elements"));
         return simt::Expr::cast(e.type, simt::Expr::matrix_element(parallel_->matrix_id, parallel_->element));
       }
+      if (st.kind == Storage::Kind::kMatrixRows) {
+        if (!parallel_ || parallel_->row_slot < 0)
+          return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": matrix row vector ",
+                                                  kernel_.symbol(e.symbol).name, " read outside a walk over its rows"));
+        return simt::Expr::load(Space::kPrivate, st.id, e.type, i32(parallel_->row_slot));
+      }
       if (st.kind == Storage::Kind::kDistributed) {
         if (!parallel_ || !owner_local(*parallel_->op, e.args, st.shape))
           return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": fragment ",

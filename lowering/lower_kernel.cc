@@ -228,6 +228,15 @@ absl::StatusOr<simt::Function> Lowerer::run() {
               st.pitch = st.shape.back() + 8;
             break;
           case FragmentLayout::kMatrix: declare_matrix_accumulator(sym, st, layouts_.matrix_plans.at(id)); break;
+          case FragmentLayout::kMatrixOperand:
+            declare_matrix_operand(sym, st, layouts_.matrix_plans.at(layouts_.register_operands.at(id)));
+            break;
+          case FragmentLayout::kMatrixRows:
+            st.kind = Storage::Kind::kMatrixRows;
+            st.plan = layouts_.row_vector_plan;
+            st.slots = 2 * st.plan.tiles_m;
+            st.id = new_var(sym.name, sym.dtype, st.slots);
+            break;
         }
         break;
       case SymbolKind::kLocal:

@@ -33,6 +33,30 @@ void Lowerer::declare_matrix_accumulator(const Symbol& sym, Storage& st, const M
     }
 }
 
+void Lowerer::declare_matrix_operand(const Symbol& sym, Storage& st, const MatrixGemmPlan& plan) {
+  st.kind = Storage::Kind::kMatrixOperand;
+  st.plan = plan;
+  for (int i = 0; i < plan.tiles_m; ++i)
+    for (int j = 0; j < plan.tiles_n; ++j) {
+      st.matrices.push_back(static_cast<uint32_t>(fn_.matrices.size()));
+      fn_.matrices.push_back({absl::StrCat(sym.name, "_", i, "_", j), simt::MatrixUse::kA, sym.dtype, kTile, kTile});
+    }
+}
+
+absl::Status Lowerer::lower_matrix_convert(const Storage& from, const Storage& to) {
+  if (from.plan.warpgroup || from.matrices.size() != to.matrices.size())
+    return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": register operands converted from an "
+                                            "accumulator of another layout"));
+  for (size_t i = 0; i < to.matrices.size(); ++i) {
+    simt::Stmt st;
+    st.kind = simt::StmtKind::kMatrixConvert;
+    st.id = to.matrices[i];
+    st.a = from.matrices[i];
+    emit(std::move(st));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Lowerer::lower_matrix_fill(const Storage& acc, simt::Expr value) {
   RETURN_IF_ERROR(finish_warpgroup_products());
   for (uint32_t m : acc.matrices) {
@@ -165,15 +189,25 @@ absl::Status Lowerer::lower_matrix_gemm(const Stmt& s, const GemmOp& op) {
   fn_.uses_subgroup_ops = true;
   const Storage& a = storage_[op.a.buffer];
   const Storage& b = storage_[op.b.buffer];
-  if (a.kind != Storage::Kind::kShared || b.kind != Storage::Kind::kShared)
+  const bool a_in_registers = a.kind == Storage::Kind::kMatrixOperand && !p.warpgroup && !op.transpose_a;
+  if ((a.kind != Storage::Kind::kShared && !a_in_registers) || b.kind != Storage::Kind::kShared)
     return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": matrix gemm at line ", s.loc.line,
                                             " with operands outside shared memory"));
   if (p.warpgroup) return lower_warpgroup_gemm(op, a, b, c);
   uint32_t sg = new_var("sg", DType::kI32);
   assign(sg, simt::Expr::builtin(simt::Builtin::kSubgroupId));
   const MatrixOrigin o = subgroup_origin(p, var(sg));
-  return emit_matrix_products(p, shared_operand(op.a, a, op.transpose_a), shared_operand(op.b, b, op.transpose_b),
-                              c.matrices, o.row, o.col);
+  MatrixSource a_src;
+  if (a_in_registers) {
+    // The layout inference gave the operand's source and this gemm the same rows per subgroup.
+    if (a.plan.tiles_m != p.tiles_m || a.plan.tiles_n != p.k_steps)
+      return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": register operand of the gemm at line ",
+                                              s.loc.line, " in another layout"));
+    a_src.registers = &a.matrices;
+  } else {
+    a_src = shared_operand(op.a, a, op.transpose_a);
+  }
+  return emit_matrix_products(p, a_src, shared_operand(op.b, b, op.transpose_b), c.matrices, o.row, o.col);
 }
 
 Lowerer::MatrixSource Lowerer::shared_operand(const Region& r, const Storage& st, bool transposed) {
@@ -193,12 +227,14 @@ Lowerer::MatrixSource Lowerer::shared_operand(const Region& r, const Storage& st
 absl::Status Lowerer::emit_matrix_products(const MatrixGemmPlan& p, const MatrixSource& a, const MatrixSource& b,
                                            const std::vector<uint32_t>& accumulators, const simt::Expr& row0,
                                            const simt::Expr& col0) {
-  // The operand matrices of this gemm: a strip of A tiles and of B tiles per k step.
+  // The operand matrices of this gemm: a strip of A tiles and of B tiles per k step (A from
+  // registers: the operand's own matrices).
   std::vector<uint32_t> a_tiles, b_tiles;
-  for (int i = 0; i < p.tiles_m; ++i) {
-    a_tiles.push_back(static_cast<uint32_t>(fn_.matrices.size()));
-    fn_.matrices.push_back({absl::StrCat("mma_a", temp_counter_, "_", i), simt::MatrixUse::kA, p.input, kTile, kTile});
-  }
+  if (!a.registers)
+    for (int i = 0; i < p.tiles_m; ++i) {
+      a_tiles.push_back(static_cast<uint32_t>(fn_.matrices.size()));
+      fn_.matrices.push_back({absl::StrCat("mma_a", temp_counter_, "_", i), simt::MatrixUse::kA, p.input, kTile, kTile});
+    }
   for (int j = 0; j < p.tiles_n; ++j) {
     b_tiles.push_back(static_cast<uint32_t>(fn_.matrices.size()));
     fn_.matrices.push_back({absl::StrCat("mma_b", temp_counter_, "_", j), simt::MatrixUse::kB, p.input, kTile, kTile});
@@ -214,11 +250,10 @@ absl::Status Lowerer::emit_matrix_products(const MatrixGemmPlan& p, const Matrix
     l.operands = {std::move(at), i32(src.stride)};
     emit(std::move(l));
   };
-  // PTX and AMDGCN want constant offsets where they can have them; SPIR-V keeps loops.
-  const bool unroll = target_.api != ApiKind::kSpirv;
-  return for_range("kk", i32(0), i32(p.k_steps), unroll, [&](const simt::Expr& kk) -> absl::Status {
+  // One k step; `step` is its index when known here (A in registers names a matrix per step).
+  auto products = [&](const simt::Expr& kk, int step) -> absl::Status {
     simt::Expr k0 = mul(kk, i32(kTile));
-    for (int i = 0; i < p.tiles_m; ++i) {
+    for (int i = 0; i < p.tiles_m && !a.registers; ++i) {
       ASSIGN_OR_RETURN(simt::Expr at, a.at(add(row0, i32(i * kTile)), k0));
       load(a_tiles[i], a, std::move(at));
     }
@@ -231,12 +266,21 @@ absl::Status Lowerer::emit_matrix_products(const MatrixGemmPlan& p, const Matrix
         simt::Stmt m;
         m.kind = simt::StmtKind::kMatrixMulAdd;
         m.id = accumulators[i * p.tiles_n + j];
-        m.a = a_tiles[i];
+        m.a = a.registers ? (*a.registers)[static_cast<size_t>(i) * p.k_steps + step] : a_tiles[i];
         m.b = b_tiles[j];
         emit(std::move(m));
       }
     return absl::OkStatus();
-  });
+  };
+  // Matrix ids are statement fields: with A in registers the k loop is unrolled here.
+  if (a.registers) {
+    for (int step = 0; step < p.k_steps; ++step) RETURN_IF_ERROR(products(i32(step), step));
+    return absl::OkStatus();
+  }
+  // PTX and AMDGCN want constant offsets where they can have them; SPIR-V keeps loops.
+  const bool unroll = target_.api != ApiKind::kSpirv;
+  return for_range("kk", i32(0), i32(p.k_steps), unroll,
+                   [&](const simt::Expr& kk) -> absl::Status { return products(kk, 0); });
 }
 
 absl::Status Lowerer::lower_matrix_copy_out(const Storage& acc, const Region& dst) {

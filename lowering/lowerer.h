@@ -5,6 +5,7 @@
 //   lower_copy.cc     copy, fill and parallel loops
 //   lower_compute.cc  gemm and reductions
 //   lower_matrix.cc   gemm, fill and copy of matrix accumulators (the target's matrix unit)
+//   lower_matrix_elements.cc  matrix accumulators worked on in the lane's own registers
 //   lower_pipeline.cc pipelined loops as multi-stage asynchronous-copy pipelines
 //   lower_sync.cc     emulated mbarriers and named barriers, the merged role schedule
 #pragma once
@@ -36,6 +37,11 @@ inline int64_t numel(const std::vector<int64_t>& shape) {
   return n;
 }
 
+// The type reductions and gemm staging compute and keep partial values in (f32 for floats
+// other than f64, i32 for integers other than i64), and how a reduction combines two values.
+DType scratch_type(DType t);
+simt::Expr reduce_combine(ReduceKind kind, simt::Expr a, simt::Expr b);
+
 // Where one tile-IR symbol lives in the SIMT function.
 struct Storage {
   enum class Kind : uint8_t {
@@ -47,6 +53,10 @@ struct Storage {
     kPrivate,       // id: private variable (scalar: shape empty) or private array
     kMbarrier,      // the emulated state, see MbarrierState
     kMatrix,        // matrices: 16x16 accumulators per subgroup, laid out by `plan`
+    kMatrixOperand, // matrices: 16x16 A operands per subgroup, tiles_m x tiles_n of `plan` (the
+                    // plan of the accumulator they are converted from)
+    kMatrixRows,    // id: private array of `slots` = 2 tiles_m elements, the rows of `plan` the
+                    // lane holds (row strip i, half h in slot 2 i + h; see for_matrix_rows)
   };
   Kind kind = Kind::kNone;
   uint32_t id = 0;
@@ -71,7 +81,7 @@ struct Storage {
     if (pitch > 0 && !s.empty()) s.back() = pitch;
     return s;
   }
-  // kMatrix: the subgroup's tiles_m x tiles_n accumulators, row-major (simt matrix ids).
+  // kMatrix / kMatrixOperand: the subgroup's tiles_m x tiles_n matrices, row-major (simt ids).
   std::vector<uint32_t> matrices;
   MatrixGemmPlan plan;
 };
@@ -193,6 +203,10 @@ class Lowerer {
   // The reduction along rows of a distributed source whose every subgroup lies in one row (see
   // lower_compute.cc); false when the source, target or scratch do not allow it.
   absl::StatusOr<bool> lower_reduce_rows_by_subgroups(const ReduceOp& op);
+  // The last step of a row reduction by parts: `parts` partial results per output row lie in
+  // shared scratch array `sc` (row o's at o * parts ..); each output's owner combines them in
+  // order (and with the old value when accumulating) and writes the destination.
+  absl::Status combine_row_parts(const ReduceOp& op, uint32_t sc, int64_t parts);
   // A shared scratch array of `type` with room for `elements`.
   uint32_t scratch(DType type, int64_t elements);
 
@@ -251,6 +265,10 @@ class Lowerer {
   absl::Status lower_matrix_fill(const Storage& acc, simt::Expr value);
   absl::Status lower_matrix_copy_out(const Storage& acc, const Region& dst);
   void declare_matrix_accumulator(const Symbol& sym, Storage& st, const MatrixGemmPlan& plan);
+  // A fragment held as A matrices (FragmentLayouts::register_operands), laid out as `plan`.
+  void declare_matrix_operand(const Symbol& sym, Storage& st, const MatrixGemmPlan& plan);
+  // A copy of matrix accumulator `from` into register A operands `to`: one matrix_convert each.
+  absl::Status lower_matrix_convert(const Storage& from, const Storage& to);
   absl::Status lower_warpgroup_gemm(const GemmOp& op, const Storage& a, const Storage& b, const Storage& c);
   // Waits for warpgroup products left in flight (before their accumulators are read or written).
   absl::Status finish_warpgroup_products();
@@ -273,6 +291,9 @@ class Lowerer {
     std::function<absl::StatusOr<simt::Expr>(simt::Expr row, simt::Expr col)> at;
     int64_t stride = 0;
     bool column_major = false;
+    // An A operand held in registers (Storage::Kind::kMatrixOperand) instead: the subgroup's
+    // matrices, its tile (i, k step) at i * k_steps + k step.
+    const std::vector<uint32_t>* registers = nullptr;
   };
   // A shared tile's region as an operand, transposed or not.
   MatrixSource shared_operand(const Region& r, const Storage& st, bool transposed);
@@ -359,9 +380,34 @@ class Lowerer {
     const Storage* matrix = nullptr;
     uint32_t matrix_id = 0;
     int element = 0;
+    // The iteration's slot of matrix row vectors (its row among the lane's rows); -1: none.
+    int row_slot = -1;
   };
   // Runs parallel loop `op` over the lane's elements of matrix accumulator `m`.
   absl::Status lower_parallel_over_matrix(const ParallelOp& op, const Storage& m);
+
+  // ---- lower_matrix_elements.cc ----
+  // Calls fn(matrix, element, row, col) for every element of matrix accumulator `m` (an mma
+  // plan, on a target with matrix_elements_addressable) that this lane holds: element `element`
+  // of simt matrix `matrix`, at (row, col) of the accumulator's tile.
+  // `row_slot` is the row's slot in matrix row vectors of the same rows (for_matrix_rows).
+  using MatrixElementFn = std::function<absl::Status(uint32_t matrix, int element, int row_slot,
+                                                     const simt::Expr& row, const simt::Expr& col)>;
+  absl::Status for_matrix_elements(const Storage& m, const MatrixElementFn& fn);
+  // Calls fn(slot, row) for every row of mma plan `p` (warps_n = 1) the lane holds: rows g and
+  // g + 8 (g = lane / 4) of each of the subgroup's 16-row strips i, in slot 2 i + h.
+  absl::Status for_matrix_rows(const MatrixGemmPlan& p, const std::function<absl::Status(int slot, const simt::Expr& row)>& fn);
+  // A one-dimensional parallel loop over matrix row vectors: each lane runs it for its rows.
+  absl::Status lower_parallel_over_rows(const ParallelOp& op, const MatrixGemmPlan& p);
+  // fill and copy with matrix row vectors (a copy between two of them, or to / from memory).
+  absl::Status lower_row_vector_fill(const Storage& v, const simt::Expr& value);
+  absl::Status lower_row_vector_copy(const Region& src, const Region& dst);
+  // Whether a copy out of matrix accumulator `from` into `to` stores each lane's own elements.
+  bool copies_matrix_elements(const Storage& from, const Storage& to) const;
+  // A copy of matrix accumulator `from` into shared memory: every lane stores its own elements.
+  absl::Status lower_matrix_copy_elements(const Storage& from, const Region& dst);
+  // A reduction of matrix accumulator `op.src` along its rows (lowering/README.md).
+  absl::Status lower_matrix_row_reduce(const Stmt& s, const ReduceOp& op);
   std::optional<ParallelFrame> parallel_;
   std::map<SymbolId, simt::Expr> bound_;  // loop variables -> their SIMT value
   // The block's place in the grid as the kernel sees it (bx, by) when order_blocks remapped it.

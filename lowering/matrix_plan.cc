@@ -157,7 +157,7 @@ int matrix_subgroup_size(const TargetDescription& target, DType input) {
 }
 
 MatrixPlanResult plan_matrix_gemm(const Kernel& kernel, const GemmOp& op, const TargetDescription& target,
-                                  bool allow_warpgroup, bool stage_fragments) {
+                                  bool allow_warpgroup, bool stage_fragments, bool whole_rows) {
   MatrixPlanResult out;
   const DType a_type = kernel.symbol(op.a.buffer).dtype, b_type = kernel.symbol(op.b.buffer).dtype;
   const Symbol& c_sym = kernel.symbol(op.c.buffer);
@@ -218,6 +218,10 @@ MatrixPlanResult plan_matrix_gemm(const Kernel& kernel, const GemmOp& op, const 
     MatrixGemmPlan p{sg, wm, wn, static_cast<int>(mt / wm), static_cast<int>(nt / wn),
                      static_cast<int>(k / kMatrixTile), a_type};
     if (p.tiles_m * p.tiles_n > kMaxMatrixTilesPerSubgroup) continue;
+    if (whole_rows && wn == 1) {  // the last candidate; it beats every squarer one
+      best = p;
+      break;
+    }
     if (!best || std::abs(p.tiles_m - p.tiles_n) < std::abs(best->tiles_m - best->tiles_n)) best = p;
   }
   if (!best) {

@@ -80,7 +80,10 @@ inline constexpr int kMaxMatrixTilesPerSubgroup = 16;
 // With `allow_warpgroup`, a warpgroup plan is preferred where the target has wgmma for the
 // operand type, the block is whole warpgroups, both operand regions start at multiples of 8 in
 // both dimensions, and the C tile splits into 64-row strips and at most 256 columns per group.
+// With `whole_rows`, an mma plan keeps every row of C in one subgroup (warps_n = 1) where such a
+// split exists: a reduction along the rows then needs no exchange between subgroups.
 MatrixPlanResult plan_matrix_gemm(const Kernel& kernel, const GemmOp& op, const TargetDescription& target,
-                                  bool allow_warpgroup = false, bool stage_fragments = false);
+                                  bool allow_warpgroup = false, bool stage_fragments = false,
+                                  bool whole_rows = false);
 
 }  // namespace tilert::lowering

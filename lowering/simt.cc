@@ -161,10 +161,11 @@ Expr Expr::load(Space space, uint32_t array, DType element_type, Expr index) {
   e.args.push_back(cast(DType::kI32, std::move(index)));
   return e;
 }
-Expr Expr::subgroup_reduce(ReduceKind kind, Expr value) {
+Expr Expr::subgroup_reduce(ReduceKind kind, Expr value, int cluster) {
   Expr e;
   e.kind = ExprKind::kSubgroupReduce;
   e.op = static_cast<uint8_t>(kind);
+  e.int_value = cluster;
   e.type = arithmetic_type(value.type);
   e.args.push_back(cast(e.type, std::move(value)));
   return e;
@@ -257,7 +258,8 @@ class Printer {
         return absl::StrCat(array_name(e.space, e.id), "[", expr(e.args[0]), "]");
       case ExprKind::kSubgroupReduce:
         return absl::StrCat("subgroup_", av(reduce_kind_name(static_cast<ReduceKind>(e.op))), "(",
-                            expr(e.args[0]), ")");
+                            expr(e.args[0]),
+                            e.int_value > 0 ? absl::StrCat(", cluster ", e.int_value) : std::string(), ")");
       case ExprKind::kMatrixElement: return absl::StrCat(matrix_name(e.id), ".element[", e.int_value, "]");
       case ExprKind::kMbarrierTest:
         return absl::StrCat("mbarrier_test(", array_name(Space::kShared, e.id), "[", expr(e.args[0]),
@@ -332,6 +334,9 @@ class Printer {
         return;
       case StmtKind::kMatrixElementStore:
         absl::StrAppend(out, pad, matrix_name(s.id), ".element[", s.a, "] = ", expr(s.operands[0]), "\n");
+        return;
+      case StmtKind::kMatrixConvert:
+        absl::StrAppend(out, pad, matrix_name(s.id), " = convert(", matrix_name(s.a), ")\n");
         return;
       case StmtKind::kAsyncCopy:
         absl::StrAppend(out, pad, "async_copy ", s.a, " bytes ", array_name(Space::kShared, s.id), "[",

@@ -69,7 +69,11 @@ std::string_view builtin_name(Builtin b);
   X(kSubgroupReduce, "subgroup_reduce") /* op: tilert::ReduceKind; args[0]: the value of \
                                            every lane combined, result on all lanes; only in \
                                            control flow uniform across the subgroup, whose  \
-                                           lanes all exist (PTX shuffles with a full mask) */ \
+                                           lanes all exist (PTX shuffles with a full mask).  \
+                                           int_value: 0 reduces the whole subgroup; a power  \
+                                           of two c > 1 reduces each aligned cluster of c    \
+                                           lanes (lanes c q .. c q + c - 1) separately, the  \
+                                           targets with TargetFeature kSubgroupClustered */  \
   X(kMatrixElement, "matrix_element") /* id: accumulator matrix; int_value: element k of the  \
                                          lane's share, in the layout the target exposes      \
                                          (matrix_plan.h, matrix_element_coords; PTX only);   \
@@ -108,7 +112,8 @@ struct Expr {
   static Expr call(Func f, std::vector<Expr> args);
   static Expr cast(DType to, Expr a);  // returns `a` itself when it already has type `to`
   static Expr load(Space space, uint32_t array, DType element_type, Expr index);
-  static Expr subgroup_reduce(ReduceKind kind, Expr value);
+  // cluster 0: the whole subgroup; else each aligned cluster of `cluster` lanes (a power of two).
+  static Expr subgroup_reduce(ReduceKind kind, Expr value, int cluster = 0);
   static Expr mbarrier_test(uint32_t array, Expr index, Expr parity);
   static Expr matrix_element(uint32_t matrix, int element);
   bool operator==(const Expr&) const = default;
@@ -140,6 +145,11 @@ struct Expr {
   X(kMatrixElementStore, "matrix_element_store") /* id: accumulator; a: element k of the      \
                                                     lane's share (see matrix_element);       \
                                                     operands [value] (f32) */                \
+  X(kMatrixConvert, "matrix_convert") /* id: matrix of use A (f16 / bf16); a: accumulator;     \
+                                         every element of the accumulator, rounded to the A    \
+                                         matrix's type (to nearest even), becomes the same     \
+                                         element of the A matrix (PTX only: its accumulator    \
+                                         registers pair into A registers) */                   \
   X(kAsyncCopy, "async_copy") /* id: shared array (destination), array: global array (source,  \
                                  same element type); a: bytes (16); operands [shared index,     \
                                  global index] in elements, both 16-byte aligned. Completes     \

@@ -30,6 +30,7 @@ std::string_view api_kind_name(ApiKind api);
                                                               of the block terminates */        \
   X(kNamedBarriers, "named_barriers")         /* barriers over a subset of the block */          \
   X(kSubgroupArithmetic, "subgroup_arithmetic") /* subgroup reduce / scan */                     \
+  X(kSubgroupClustered, "subgroup_clustered") /* reductions over aligned clusters of lanes */     \
   X(kFloat16Arithmetic, "float16_arithmetic")                                                   \
   X(kBFloat16Arithmetic, "bfloat16_arithmetic")                                                 \
   X(kInt8Arithmetic, "int8_arithmetic")                                                         \

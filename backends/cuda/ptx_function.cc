@@ -338,6 +338,7 @@ absl::Status FunctionEmitter::statement(const Stmt& s) {
       line("mov.f32 ", matrix_reg(s.id, static_cast<int>(s.a)), ", ", value.reg);
       return absl::OkStatus();
     }
+    case StmtKind::kMatrixConvert: return matrix_convert(s);
     case StmtKind::kChunkLoad:
     case StmtKind::kChunkStore:
       // Register-staged copies are for targets without cp.async; every PTX target has it.

@@ -138,6 +138,7 @@ class FunctionEmitter {
   absl::Status matrix_load(const simt::Stmt& s);
   absl::Status matrix_store(const simt::Stmt& s);
   absl::Status matrix_mul_add(const simt::Stmt& s);
+  absl::Status matrix_convert(const simt::Stmt& s);
   // Element `element` of this lane's share of accumulator `id` is its register of that number
   // (the mma.m16n8k16 C layout, see ptx_matrix.cc); errors for anything else.
   absl::Status check_matrix_element(uint32_t id, int64_t element, std::string_view statement) const;

@@ -178,9 +178,14 @@ absl::StatusOr<PtxValue> FunctionEmitter::subgroup_reduce(const Expr& e) {
                         : absl::StrCat(kind == ReduceKind::kMax ? "max." : "min.", ordered_suffix(t));
   const bool wide = dtype_size(t) == 8;
   // A butterfly over the 32 lanes of a warp: after five exchanges every lane holds the result
-  // (a + b == b + a, so the lanes agree bit for bit even for floats).
+  // (a + b == b + a, so the lanes agree bit for bit even for floats). A cluster of c lanes
+  // stops at offset c / 2: lanes exchange only within their aligned group of c (the 4 lanes
+  // of an mma.m16n8k16 quad, which hold one row of an accumulator, for c = 4).
+  const int64_t cluster = e.int_value == 0 ? 32 : e.int_value;
+  if (cluster < 2 || cluster > 32 || (cluster & (cluster - 1)) != 0)
+    return error(absl::StrCat("a subgroup reduction over clusters of ", e.int_value, " lanes"));
   std::string acc = value.reg;
-  for (int offset = 16; offset >= 1; offset /= 2) {
+  for (int64_t offset = cluster / 2; offset >= 1; offset /= 2) {
     PtxValue partner = new_value(t);
     if (!wide) {
       line("shfl.sync.bfly.b32 ", partner.reg, ", ", acc, ", ", offset,

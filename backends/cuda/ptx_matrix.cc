@@ -326,4 +326,19 @@ absl::Status FunctionEmitter::matrix_mul_add(const Stmt& s) {
   return absl::OkStatus();
 }
 
+// Accumulator register 2j, 2j + 1 (row g + 8 (j & 1), columns 2t + 8 (j >> 1) and the next) are
+// exactly the two elements A register j holds (see the layouts above): one cvt packs them, the
+// lower column into the low half (cvt's second source).
+absl::Status FunctionEmitter::matrix_convert(const Stmt& s) {
+  ASSIGN_OR_RETURN(const MatrixVariable* a, matrix(s.id, "matrix_convert"));
+  ASSIGN_OR_RETURN(const MatrixVariable* c, matrix(s.a, "matrix_convert"));
+  if (a->use != MatrixUse::kA || c->use != MatrixUse::kAccumulator)
+    return error(absl::StrCat("matrix_convert ", a->name, " = ", c->name, ": needs an A matrix and an accumulator, has ",
+                              av(simt::matrix_use_name(a->use)), " and ", av(simt::matrix_use_name(c->use))));
+  for (int j = 0; j < matrix_registers(MatrixUse::kA); ++j)
+    line(absl::StrCat("cvt.rn.", ptx_type(a->type), "x2.f32 ", matrix_reg(s.id, j), ", ", matrix_reg(s.a, 2 * j + 1),
+                      ", ", matrix_reg(s.a, 2 * j)));
+  return absl::OkStatus();
+}
+
 }  // namespace tilert::cuda

@@ -199,6 +199,7 @@ absl::Status Emitter::stmt(const simt::Stmt& s) {
     case StmtKind::kMatrixStore:
     case StmtKind::kMatrixMulAdd:
     case StmtKind::kMatrixElementStore:
+    case StmtKind::kMatrixConvert:
       // The lowering uses matrix statements only on targets whose emitter implements them.
       return absl::UnimplementedError(absl::StrCat(
           "function ", f_.name, ": matrix statements (MFMA / WMMA) are not emitted for AMDGCN yet"));

@@ -57,6 +57,11 @@ absl::StatusOr<std::string> Emitter::subgroup_reduce(const simt::Expr& e) {
       t != DType::kF64) {
     return absl::InvalidArgumentError(absl::StrCat("subgroup_reduce on ", av(dtype_name(t))));
   }
+  // The AMDGCN targets do not list kSubgroupClustered, so the lowering keeps to whole-wave
+  // reductions there (its plans that would reduce clusters of lanes are not taken).
+  if (e.int_value > 0)
+    return absl::UnimplementedError(absl::StrCat("subgroup reductions over clusters of ", e.int_value,
+                                                 " lanes are not emitted for AMDGCN"));
   ReduceKind kind = static_cast<ReduceKind>(e.op);
   ASSIGN_OR_RETURN(std::string value, expr(e.args[0]));
   std::string_view type = value_type(t);

@@ -20,6 +20,10 @@ bool has_subgroup_arithmetic(const PhysicalDeviceInfo& info) {
          (info.subgroup_operations & VK_SUBGROUP_FEATURE_BASIC_BIT) != 0;
 }
 
+bool has_subgroup_clustered(const PhysicalDeviceInfo& info) {
+  return has_subgroup_arithmetic(info) && (info.subgroup_operations & VK_SUBGROUP_FEATURE_CLUSTERED_BIT) != 0;
+}
+
 }  // namespace
 
 lowering::TargetDescription target_for_device(const PhysicalDeviceInfo& info) {
@@ -33,6 +37,7 @@ lowering::TargetDescription target_for_device(const PhysicalDeviceInfo& info) {
   target.set(TargetFeature::kInt8Arithmetic, info.shader_int8);
   target.set(TargetFeature::kStorage16Bit, info.storage_16bit);
   target.set(TargetFeature::kSubgroupArithmetic, has_subgroup_arithmetic(info));
+  target.set(TargetFeature::kSubgroupClustered, has_subgroup_clustered(info));
   target.set(TargetFeature::kShaderClock, info.shader_clock);
   target.matrix_shapes.clear();
   if (has_f16_cooperative_matrix(info)) {
@@ -52,6 +57,7 @@ SpirvOptions spirv_options_for_device(const PhysicalDeviceInfo& info) {
   o.storage_16bit = info.storage_16bit;
   o.storage_8bit = info.storage_8bit;
   o.subgroup_arithmetic = has_subgroup_arithmetic(info);
+  o.subgroup_clustered = has_subgroup_clustered(info);
   o.shader_clock = info.shader_clock;
   o.float_atomic_add = false;  // the device is created without VK_EXT_shader_atomic_float
   o.cooperative_matrix = has_f16_cooperative_matrix(info);

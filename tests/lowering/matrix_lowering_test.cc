@@ -3,8 +3,11 @@
 // with a matrix unit; this test pins the decisions and the shape of the code.
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <functional>
+#include <map>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "frontends/text/parser.h"
@@ -209,8 +212,8 @@ TEST_CASE("matrix plan: transposed operands are loaded column-major") {
 
 // The structure of attention: scores read element-wise, then multiplied again from registers, in
 // a pipelined loop (whose body the lowering lowers as a copy).
-std::string staged_kernel(const std::string& tiles = "64") {
-  return "kernel s(Q: f16[S, 64], K: f16[S, 64], V: f16[S, 64], O: f32[S, 64], S: i32 = 64)\n"
+std::string staged_kernel(const std::string& tiles = "64", const std::string& after_copy = "") {
+  return "kernel s(Q: f16[S, 64], K: f16[S, 64], V: f16[S, 64], O: f32[S, 64], P: f16[S, 64], S: i32 = 64)\n"
          "    grid(ceildiv(S, 64)) threads(128) {\n"
          "  shared Qs: f16[64, 64]\n  shared Ks: f16[" + tiles + ", 64]\n  shared Vs: f16[" + tiles + ", 64]\n"
          "  fragment scores: f32[64, " + tiles + "]\n  fragment probs: f16[64, " + tiles + "]\n"
@@ -221,7 +224,7 @@ std::string staged_kernel(const std::string& tiles = "64") {
          "  copy V[kb * " + tiles + " +: " + tiles + ", 0 +: 64] -> Vs\n"
          "  clear scores\n  gemm Qs, Ks -> scores transpose_b\n"
          "  parallel i, j in 0 .. 64, 0 .. " + tiles + " {\n    scores[i, j] = exp2(scores[i, j] * 0.125)\n  }\n"
-         "  copy scores -> probs\n  gemm probs, Vs -> acc\n  }\n"
+         "  copy scores -> probs\n" + after_copy + "  gemm probs, Vs -> acc\n  }\n"
          "  parallel i, j in 0 .. 64, 0 .. 64 {\n    acc[i, j] = acc[i, j] * 0.5\n  }\n"
          "  copy acc -> O[bx * 64 +: 64, 0 +: 64]\n}\n";
 }
@@ -232,38 +235,217 @@ const simt::SharedArray* shared_array(const simt::Function& f, std::string_view 
   return nullptr;
 }
 
-TEST_CASE("attention's gemms on PTX: scores staged, the output accumulator worked on in matrix registers") {
+TEST_CASE("attention's gemms on PTX: both accumulators in matrix registers, the probabilities as A registers") {
   Kernel k = parsed(staged_kernel());
   FragmentLayouts l = infer_fragment_layouts(k, sm90a(), true);
-  // scores is reduced (not element-wise only): distributed, its gemm staged. acc is only
-  // rescaled at its own elements: a matrix accumulator, probs its operand in shared memory.
-  CHECK(l.of(symbol(k, "scores")) == FragmentLayout::kDistributed);
+  // scores is scaled at its own elements and copied whole into probs; acc is rescaled at its
+  // own elements: both matrix accumulators. probs is only copied from scores and read as the
+  // A of acc's gemm: both plans give each warp 16 whole rows (1 x 4 accumulators), so probs is
+  // scores' registers converted to f16 A matrices.
+  const SymbolId scores = symbol(k, "scores"), probs = symbol(k, "probs");
+  CHECK(l.of(scores) == FragmentLayout::kMatrix);
   CHECK(l.of(symbol(k, "acc")) == FragmentLayout::kMatrix);
-  CHECK(l.elementwise_matrices == std::set<SymbolId>{symbol(k, "acc")});
-  CHECK(l.of(symbol(k, "probs")) == FragmentLayout::kShared);
-  CHECK(l.matrix_operand_fragments == std::set<SymbolId>{symbol(k, "probs")});
-  CHECK(!l.matrix_plans.at(symbol(k, "acc")).warpgroup);
+  CHECK(l.elementwise_matrices == std::set<SymbolId>{scores, symbol(k, "acc")});
+  CHECK(l.of(probs) == FragmentLayout::kMatrixOperand);
+  CHECK(l.register_operands == std::map<SymbolId, SymbolId>{{probs, scores}});
+  CHECK(l.matrix_operand_fragments.empty());
+  CHECK(l.matrix_copy_destinations.empty());
+  for (SymbolId acc : {scores, symbol(k, "acc")}) {
+    const MatrixGemmPlan& p = l.matrix_plans.at(acc);
+    CHECK(!p.warpgroup);
+    CHECK(p.warps_n == 1);
+    CHECK(p.tiles_m == 1);
+    CHECK(p.tiles_n == 4);
+  }
   for (const TargetDescription* t : {&sm80(), &sm90a()}) {
     INFO(t->name());
     absl::StatusOr<simt::Function> f = lower_kernel(k, *t, {.warpgroup_mma = true});
     REQUIRE_MESSAGE(f.ok(), f.status().ToString());
-    // Both gemms: 64x64 over 4 warps is 2x2 subgroups of 2x2 accumulators, k 64 = 4 steps.
+    // Both gemms: 4 k steps of 1 x 4 products per warp.
     CHECK(count(f->body, simt::StmtKind::kMatrixMulAdd) == 2 * 4 * 4);
-    // The staged product of the first (4 per subgroup) and the copy out of acc (4).
-    CHECK(count(f->body, simt::StmtKind::kMatrixStore) == 2 * 4);
+    // Loads: the first gemm 1 A and 4 B per k step, the second only its 4 B (A is in registers).
+    CHECK(count(f->body, simt::StmtKind::kMatrixLoad) == 4 * (1 + 4) + 4 * 4);
+    CHECK(count(f->body, simt::StmtKind::kMatrixConvert) == 4);
+    // Only the copy of acc out to global memory stages accumulators (4 per subgroup).
+    CHECK(count(f->body, simt::StmtKind::kMatrixStore) == 4);
     CHECK(count(f->body, simt::StmtKind::kWarpgroupMma) == 0);
-    // acc * 0.5: every element of the lane's 4 accumulators, written in place.
-    CHECK(count(f->body, simt::StmtKind::kMatrixElementStore) == 4 * 8);
-    const simt::SharedArray* product = shared_array(*f, "matrix_product");
-    const simt::SharedArray* probs = shared_array(*f, "probs");
-    REQUIRE(product);
-    REQUIRE(probs);
-    CHECK(shared_array(*f, "matrix_operand_f16") == nullptr);  // probs is read where it is
-    CHECK(product->type == DType::kF32);
-    CHECK(product->count == 64 * 72);   // rows padded by 8 elements
-    CHECK(probs->count == 64 * 72);
+    // exp2(scores * 0.125) and acc * 0.5: every element of the lane's 4 + 4 accumulators.
+    CHECK(count(f->body, simt::StmtKind::kMatrixElementStore) == 2 * 4 * 8);
+    CHECK(shared_array(*f, "probs") == nullptr);
+    CHECK(shared_array(*f, "matrix_product") == nullptr);      // no f32 staging of products
+    CHECK(shared_array(*f, "matrix_operand_f16") == nullptr);
     CHECK(f->shared_bytes() <= t->shared_memory_per_block);
   }
+  // probs also copied out: it is read elsewhere, so scores' lanes store it into its shared tile
+  // (rows padded by 8 elements for ldmatrix), where the gemm loads it.
+  Kernel out = parsed(staged_kernel("64", "  copy probs -> P[kb * 64 +: 64, 0 +: 64]\n"));
+  FragmentLayouts lo = infer_fragment_layouts(out, sm90a(), true);
+  CHECK(lo.of(symbol(out, "probs")) == FragmentLayout::kShared);
+  CHECK(lo.register_operands.empty());
+  CHECK(lo.matrix_copy_destinations == std::set<SymbolId>{symbol(out, "probs")});
+  absl::StatusOr<simt::Function> fo = lower_kernel(out, sm90a(), {.warpgroup_mma = true});
+  REQUIRE_MESSAGE(fo.ok(), fo.status().ToString());
+  const simt::SharedArray* shared_probs = shared_array(*fo, "probs");
+  REQUIRE(shared_probs);
+  CHECK(shared_probs->count == 64 * 72);
+  CHECK(count(fo->body, simt::StmtKind::kMatrixConvert) == 0);
+  CHECK(shared_array(*fo, "matrix_product") == nullptr);
+}
+
+// Kernel `name` of a .tile file of the source tree.
+Kernel file_kernel(const std::string& relative, std::string_view name) {
+  std::ifstream in(std::string(TILERT_SOURCE_DIR) + "/" + relative);
+  REQUIRE_MESSAGE(in, relative);
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<Module> m = parse_tile(text.str());
+  REQUIRE_MESSAGE(m.ok(), m.status().ToString());
+  for (const Kernel& k : m->kernels)
+    if (k.name == name) return k;
+  FAIL("no kernel ", std::string(name), " in ", relative);
+  return {};
+}
+
+// Subgroup reductions in `body` over clusters of `cluster` lanes (0: whole subgroups).
+int reductions(const simt::Body& body, int cluster) {
+  std::function<int(const simt::Expr&)> in_expr = [&](const simt::Expr& e) {
+    int n = e.kind == simt::ExprKind::kSubgroupReduce && e.int_value == cluster;
+    for (const simt::Expr& a : e.args) n += in_expr(a);
+    return n;
+  };
+  int n = 0;
+  for (const simt::Stmt& s : body) {
+    for (const simt::Expr& e : s.operands) n += in_expr(e);
+    n += reductions(s.body, cluster) + reductions(s.else_body, cluster);
+  }
+  return n;
+}
+
+TEST_CASE("attention with 128 query rows: scores reduced by quads in matrix registers, no f32 staging") {
+  Kernel k = file_kernel("tests/bench/kernels/flash_attention_m128.tile", "flash_attention_m128_d128_bf16");
+  FragmentLayouts l = infer_fragment_layouts(k, sm90a(), true);
+  const SymbolId scores = symbol(k, "scores");
+  CHECK(l.of(scores) == FragmentLayout::kMatrix);
+  CHECK(l.of(symbol(k, "acc")) == FragmentLayout::kMatrix);
+  CHECK(l.row_reduced_matrices == std::set<SymbolId>{scores});
+  CHECK(l.elementwise_matrices == std::set<SymbolId>{scores, symbol(k, "acc")});
+  // The row statistics: in the registers of the lanes that hold their rows.
+  CHECK(l.matrix_row_vectors == std::set<SymbolId>{symbol(k, "m"), symbol(k, "m_prev"), symbol(k, "l"),
+                                                   symbol(k, "block_sum"), symbol(k, "rescale")});
+  // The probabilities: the scores' registers converted into bf16 A matrices of the second gemm.
+  CHECK(l.of(symbol(k, "probs")) == FragmentLayout::kMatrixOperand);
+  CHECK(l.register_operands == std::map<SymbolId, SymbolId>{{symbol(k, "probs"), scores}});
+  CHECK(l.matrix_copy_destinations.empty());
+  // Every row of the 128x64 scores in one warp: 8 warps of 16 rows, 1 x 4 accumulators each;
+  // the output accumulator's warps take the same rows, 1 x 8 accumulators each.
+  const MatrixGemmPlan& p = l.matrix_plans.at(scores);
+  CHECK(!p.warpgroup);
+  CHECK(p.warps_m == 8);
+  CHECK(p.warps_n == 1);
+  CHECK(p.tiles_m == 1);
+  CHECK(p.tiles_n == 4);
+  const MatrixGemmPlan& pa = l.matrix_plans.at(symbol(k, "acc"));
+  CHECK(pa.warps_m == 8);
+  CHECK(pa.tiles_n == 8);
+  for (const TargetDescription* t : {&sm80(), &sm90a()}) {
+    INFO(t->name());
+    absl::StatusOr<simt::Function> f = lower_kernel(k, *t, {.warpgroup_mma = true});
+    REQUIRE_MESSAGE(f.ok(), f.status().ToString());
+    // Row max and row sum: per reduction, the lane's two rows (g, g + 8) of its one strip, each
+    // folded in the lane and combined over the 4 lanes of its quad; no whole-warp reductions.
+    CHECK(reductions(f->body, 4) == 2 * 2);
+    CHECK(reductions(f->body, 0) == 0);
+    CHECK(count(f->body, simt::StmtKind::kMatrixConvert) == 4);
+    CHECK(shared_array(*f, "matrix_product") == nullptr);
+    CHECK(shared_array(*f, "matrix_operand_bf16") == nullptr);
+    CHECK(shared_array(*f, "probs") == nullptr);
+    CHECK(shared_array(*f, "scratch_f32") == nullptr);
+    // Qs 32768 + Ks, Vs (two stages of 64 padded rows of 136) 2 * 34816 + the copy out's staging
+    // (8 warps x 16 x 16 f32) 8192. The f32 product staging tile (36864), the probabilities'
+    // tile (18432), m, l, rescale (1536) and the row sum's scratch (512) are gone: two blocks
+    // fit an H100 / H200 SM's 228 KB.
+    CHECK(f->shared_bytes() == 110592);
+    // One workgroup barrier per key block (the pipeline's) and one after the loop: nothing
+    // else of the loop body passes through shared memory.
+    int barriers = 0;
+    std::function<void(const simt::Body&)> walk = [&](const simt::Body& body) {
+      for (const simt::Stmt& st : body) {
+        barriers += st.kind == simt::StmtKind::kBarrier && st.barrier == simt::BarrierKind::kWorkgroup;
+        walk(st.body);
+        walk(st.else_body);
+      }
+    };
+    walk(f->body);
+    CHECK(barriers == 2);
+  }
+  // A target without reductions over clusters of lanes keeps the scores' gemm staged.
+  TargetDescription no_clusters = sm90a();
+  no_clusters.set(TargetFeature::kSubgroupClustered, false);
+  FragmentLayouts staged = infer_fragment_layouts(k, no_clusters, true);
+  CHECK(staged.of(scores) == FragmentLayout::kDistributed);
+  CHECK(staged.row_reduced_matrices.empty());
+  absl::StatusOr<simt::Function> f = lower_kernel(k, no_clusters, {.warpgroup_mma = true});
+  REQUIRE_MESSAGE(f.ok(), f.status().ToString());
+  CHECK(shared_array(*f, "matrix_product") != nullptr);
+  CHECK(reductions(f->body, 4) == 0);
+}
+
+TEST_CASE("row reductions of matrix accumulators: in place within a subgroup, by parts across subgroups") {
+  const std::string file = "tests/kernels/arith/gemm_row_reduce.tile";
+  // 64 rows over 8 warps cannot give each warp whole rows: the subgroups' parts meet in scratch.
+  Kernel split = file_kernel(file, "gemm_row_reduce_split");
+  FragmentLayouts ls = infer_fragment_layouts(split, sm80());
+  REQUIRE(ls.of(symbol(split, "acc")) == FragmentLayout::kMatrix);
+  CHECK(ls.row_reduced_matrices == std::set<SymbolId>{symbol(split, "acc")});
+  const MatrixGemmPlan& ps = ls.matrix_plans.at(symbol(split, "acc"));
+  CHECK(ps.warps_n > 1);
+  absl::StatusOr<simt::Function> fs = lower_kernel(split, sm80());
+  REQUIRE_MESSAGE(fs.ok(), fs.status().ToString());
+  CHECK(reductions(fs->body, 4) == 2 * ps.tiles_m * 2);
+  CHECK(reductions(fs->body, 0) == 0);
+  const simt::SharedArray* parts = shared_array(*fs, "scratch_f32");
+  REQUIRE(parts);
+  CHECK(parts->count == 64 * ps.warps_n);
+  CHECK(ls.matrix_row_vectors.empty());
+  // 64 rows over 4 warps: whole rows per warp. mx and sm are only filled, reduced into, read at
+  // their row and copied out: row vectors in the registers of the lanes holding the rows.
+  Kernel rows = file_kernel(file, "gemm_row_reduce_rows");
+  FragmentLayouts lr = infer_fragment_layouts(rows, sm80());
+  REQUIRE(lr.of(symbol(rows, "acc")) == FragmentLayout::kMatrix);
+  CHECK(lr.matrix_plans.at(symbol(rows, "acc")).warps_n == 1);
+  CHECK(lr.of(symbol(rows, "mx")) == FragmentLayout::kMatrixRows);
+  CHECK(lr.of(symbol(rows, "sm")) == FragmentLayout::kMatrixRows);
+  absl::StatusOr<simt::Function> fr = lower_kernel(rows, sm80());
+  REQUIRE_MESSAGE(fr.ok(), fr.status().ToString());
+  CHECK(reductions(fr->body, 4) == 2 * 2);
+  CHECK(shared_array(*fr, "scratch_f32") == nullptr);
+  CHECK(shared_array(*fr, "mx") == nullptr);
+  // Written out by a parallel body over the block's threads: mx is read at other threads' rows
+  // there, so it is shared-backed and the max lands in place; the sum, into the distributed sm,
+  // passes one part per row through scratch to its owner.
+  Kernel by_thread = file_kernel(file, "gemm_row_reduce_shared");
+  FragmentLayouts lt = infer_fragment_layouts(by_thread, sm80());
+  CHECK(lt.matrix_row_vectors.empty());
+  CHECK(lt.of(symbol(by_thread, "mx")) == FragmentLayout::kShared);
+  CHECK(lt.of(symbol(by_thread, "sm")) == FragmentLayout::kDistributed);
+  absl::StatusOr<simt::Function> ft = lower_kernel(by_thread, sm80());
+  REQUIRE_MESSAGE(ft.ok(), ft.status().ToString());
+  CHECK(reductions(ft->body, 4) == 2 * 2);
+  const simt::SharedArray* sum_parts = shared_array(*ft, "scratch_f32");
+  REQUIRE(sum_parts);
+  CHECK(sum_parts->count == 64);
+  // Targets whose accumulator elements the lowering cannot address reduce as before.
+  TargetDescription vk = predefined_target(PredefinedTarget::kVulkan13);
+  vk.subgroup_sizes = {32};
+  vk.max_threads_per_block = 1024;
+  vk.shared_memory_per_block = 49152;
+  vk.set(TargetFeature::kSubgroupArithmetic, true);
+  vk.set(TargetFeature::kSubgroupClustered, true);
+  vk.matrix_shapes = {{"OpCooperativeMatrixMulAddKHR", 16, 16, 16, 16, 0, DType::kF16, DType::kF32}};
+  CHECK(infer_fragment_layouts(rows, vk).of(symbol(rows, "acc")) != FragmentLayout::kMatrix);
+  absl::StatusOr<simt::Function> fv = lower_kernel(rows, vk);
+  REQUIRE_MESSAGE(fv.ok(), fv.status().ToString());
+  CHECK(reductions(fv->body, 4) == 0);
 }
 
 TEST_CASE("staged matrix gemms: staging that does not fit keeps the plain path") {

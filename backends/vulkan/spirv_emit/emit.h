@@ -20,6 +20,7 @@ struct SpirvOptions {
   bool storage_16bit = false;       // storageBuffer16BitAccess: 16-bit global elements
   bool storage_8bit = false;        // storageBuffer8BitAccess: 8-bit global elements
   bool subgroup_arithmetic = false; // VK_SUBGROUP_FEATURE_ARITHMETIC_BIT in compute shaders
+  bool subgroup_clustered = false;  // VK_SUBGROUP_FEATURE_CLUSTERED_BIT: clustered reductions
   bool shader_clock = false;        // VK_KHR_shader_clock (subgroup clock)
   bool float_atomic_add = false;    // VK_EXT_shader_atomic_float: f32 atomic add on buffers
                                     // and shared memory
@@ -52,8 +53,9 @@ void store_push_constant(DType type, int64_t int_value, double float_value, void
 
 // The module's words. Errors: Unimplemented for what the options (or Vulkan) cannot express
 // (named barriers, a clock without shader_clock, subgroup reductions without subgroup
-// arithmetic, matrices without cooperative_matrix, bf16 matrices), ResourceExhausted for shared
-// arrays that exceed max_shared_bytes as stored, InvalidArgument for a
+// arithmetic, clustered ones without subgroup_clustered, matrices without cooperative_matrix,
+// bf16 matrices), ResourceExhausted for shared arrays that exceed max_shared_bytes as stored,
+// InvalidArgument for a
 // malformed function (an unknown parameter, variable, array or matrix, a matrix statement on
 // the wrong kind of matrix or array), each naming the function.
 absl::StatusOr<std::vector<uint32_t>> emit_spirv(const simt::Function& f, const SpirvOptions& o);

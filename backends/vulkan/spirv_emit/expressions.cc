@@ -126,7 +126,15 @@ Id Emitter::expr(const simt::Expr& e) {
         return fail(absl::UnimplementedError(
             "a subgroup reduction needs subgroup arithmetic, which this device lacks"));
       }
-      b_.add_capability(spv::Capability::GroupNonUniformArithmetic);
+      // Clusters of lanes (ClusteredReduce, a constant cluster size) need their own capability,
+      // which a device offers with VK_SUBGROUP_FEATURE_CLUSTERED_BIT.
+      const bool clustered = e.int_value > 0;
+      if (clustered && !o_.subgroup_clustered) {
+        return fail(absl::UnimplementedError(
+            "a clustered subgroup reduction needs the device's clustered subgroup operations"));
+      }
+      if (clustered) b_.add_capability(spv::Capability::GroupNonUniformClustered);
+      else b_.add_capability(spv::Capability::GroupNonUniformArithmetic);
       DType t = e.args.at(0).type;
       Id value = expr(e.args[0]);
       auto kind = static_cast<ReduceKind>(e.op);
@@ -143,6 +151,12 @@ Id Emitter::expr(const simt::Expr& e) {
       } else {
         return fail(absl::InvalidArgumentError(
             absl::StrCat("subgroup reduction of a ", av(dtype_name(t)), " value")));
+      }
+      if (clustered) {
+        return b_.emit(op, repr_type(t),
+                       {u32(static_cast<uint32_t>(spv::Scope::Subgroup)),
+                        static_cast<uint32_t>(spv::GroupOperation::ClusteredReduce), value,
+                        u32(static_cast<uint32_t>(e.int_value))});
       }
       return b_.emit(op, repr_type(t),
                      {u32(static_cast<uint32_t>(spv::Scope::Subgroup)),

@@ -90,6 +90,7 @@ void Emitter::statement(const simt::Stmt& s) {
       matrix_statement(s);
       return;
     case StmtKind::kMatrixElementStore:
+    case StmtKind::kMatrixConvert:
       fail(absl::UnimplementedError(
           "cooperative matrices do not expose which element a lane holds; the lowering writes them "
           "element by element only on PTX targets"));

@@ -120,7 +120,10 @@ simt::Function kitchen_sink() {
   b.push_back(barrier(simt::BarrierKind::kNamed, {i32(1), i32(64)}));
   b.push_back(barrier(simt::BarrierKind::kNamedArrive, {i32(2), i32(64)}));
   for (ReduceKind k : {ReduceKind::kSum, ReduceKind::kMax, ReduceKind::kMin})
-    for (int i : {3, 4, 5, 8, 9}) b.push_back(assign(i, Expr::subgroup_reduce(k, var(i))));
+    for (int i : {3, 4, 5, 8, 9}) {
+      b.push_back(assign(i, Expr::subgroup_reduce(k, var(i))));
+      b.push_back(assign(i, Expr::subgroup_reduce(k, var(i), 4)));  // the lanes of an mma quad
+    }
   b.push_back(if_else(Expr::binary(BinaryOp::kAnd, Expr::binary(BinaryOp::kLt, tid, i32(32)),
                                    Expr::binary(BinaryOp::kGt, var(8), f32(0))),
                       {store(Space::kGlobal, 8, tid, var(8)), return_stmt()},
@@ -294,6 +297,44 @@ TEST_CASE("what PTX cannot express is an error naming the function and the const
   f.body = {store(Space::kGlobal, 5, i32(0), f32(1))};
   CHECK(emit_ptx(f, target("ptx:sm_80")).status().message().find("store to no parameter #5") !=
         std::string::npos);
+}
+
+// One f32 reduction of every lane's value over clusters of `cluster` lanes (0: the whole warp).
+simt::Function clustered_reduction(int cluster) {
+  simt::Function f;
+  f.name = "clustered_reduction";
+  f.threads = 64;
+  f.params.push_back({"out", true, DType::kF32, true});
+  const Expr lane = Expr::cast(DType::kF32, Expr::builtin(Builtin::kSubgroupLane));
+  f.body.push_back(store(Space::kGlobal, 0, Expr::builtin(Builtin::kLocalId),
+                         Expr::subgroup_reduce(ReduceKind::kMax, lane, cluster)));
+  return f;
+}
+
+int occurrences(const std::string& text, const std::string& part) {
+  int n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+TEST_CASE("a reduction over clusters of lanes runs the butterfly's last exchanges only") {
+  check_assembles(clustered_reduction(4));
+  absl::StatusOr<std::string> quad = emit_ptx(clustered_reduction(4), target("ptx:sm_80"));
+  REQUIRE(quad.ok());
+  INFO(*quad);
+  // Lanes exchange with lane ^ 2, then lane ^ 1: within their aligned group of 4.
+  CHECK(occurrences(*quad, "shfl.sync.bfly.b32") == 2);
+  CHECK(occurrences(*quad, ", 2, 0x1f, 0xffffffff;") == 1);
+  CHECK(occurrences(*quad, ", 1, 0x1f, 0xffffffff;") == 1);
+  absl::StatusOr<std::string> warp = emit_ptx(clustered_reduction(0), target("ptx:sm_80"));
+  REQUIRE(warp.ok());
+  CHECK(occurrences(*warp, "shfl.sync.bfly.b32") == 5);
+  CHECK(occurrences(*warp, ", 16, 0x1f, 0xffffffff;") == 1);
+  for (int bad : {3, 64}) {
+    absl::StatusOr<std::string> ptx = emit_ptx(clustered_reduction(bad), target("ptx:sm_80"));
+    CHECK(ptx.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK(ptx.status().message().find("clusters of " + std::to_string(bad) + " lanes") != std::string::npos);
+  }
 }
 
 // Division by constants, signed dividend `n` (param 1) and thread index dividends, stored to out.

@@ -120,6 +120,36 @@ TEST_CASE("accumulator elements are read and written as the lane's registers") {
   CHECK(contains(emit_status(bad).ToString(), "only accumulators are read and written by element"));
 }
 
+TEST_CASE("an accumulator converts into an A operand register pair by register pair") {
+  // After the product: the accumulator (as f16 / bf16) becomes the A of a second product into a
+  // second accumulator, which the store then writes: C = (A B) B + 0.25 per element.
+  for (DType input : {DType::kF16, DType::kBF16}) {
+    INFO(dtype_name(input));
+    simt::Function f = matrix_product_kernel(input, 1);
+    f.matrices.push_back({"p", simt::MatrixUse::kA, input});             // 3
+    f.matrices.push_back({"acc2", simt::MatrixUse::kAccumulator, DType::kF32});  // 4
+    simt::Stmt convert;
+    convert.kind = simt::StmtKind::kMatrixConvert;
+    convert.id = 3;
+    convert.a = 0;
+    f.body.insert(f.body.begin() + 5, {convert, matrix_fill(4, f32(0.25)), matrix_mul_add(4, 3, 2)});
+    f.body[8].id = 4;  // the store writes the second accumulator
+    const std::string type = input == DType::kF16 ? "f16" : "bf16";
+    std::string ptx = emit_or_fail(f, "ptx:sm_80");
+    // A register j holds accumulator registers 2j (low half) and 2j + 1 (high half).
+    for (int j = 0; j < 4; ++j) {
+      const std::string text = "cvt.rn." + type + "x2.f32 %mat3_" + std::to_string(j) + ", %mat0_" +
+                               std::to_string(2 * j + 1) + ", %mat0_" + std::to_string(2 * j) + ";";
+      INFO(text);
+      CHECK(contains(ptx, text));
+    }
+    check_assembles(f);
+    simt::Function bad = f;
+    bad.body[5].a = 1;  // an A matrix as the source
+    CHECK(contains(emit_status(bad).ToString(), "needs an A matrix and an accumulator"));
+  }
+}
+
 TEST_CASE("matrix statements address dynamic shared memory") {
   simt::Function f = matrix_product_kernel(DType::kF16, 2);
   f.shared.push_back({"pad", DType::kF32, 16 * 1024});  // 64 KiB more: over the static limit

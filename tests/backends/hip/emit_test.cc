@@ -131,6 +131,17 @@ TEST_CASE("what the emitter refuses, and why") {
   CHECK(r.status().code() == absl::StatusCode::kUnimplemented);
   CHECK(std::string(r.status().message()) == "exp on f64: only f32 transcendentals on amdgcn");
 
+  // Reductions over clusters of lanes: the AMDGCN targets do not offer them to the lowering.
+  CHECK_FALSE(gfx90a.has(lowering::TargetFeature::kSubgroupClustered));
+  simt::Function clustered = f;
+  clustered.variables = {{"x", DType::kF32, 0}};
+  simt::Stmt reduce = assign;
+  reduce.operands = {simt::Expr::subgroup_reduce(ReduceKind::kMax, simt::Expr::float_const(1.0), 4)};
+  clustered.body.push_back(reduce);
+  r = emit_amdgcn_llvm_ir(clustered, gfx90a, 64);
+  CHECK(r.status().code() == absl::StatusCode::kUnimplemented);
+  CHECK(std::string(r.status().message()) == "subgroup reductions over clusters of 4 lanes are not emitted for AMDGCN");
+
   simt::Function bad_var = f;
   bad_var.body.push_back(assign);  // variable 0 does not exist here
   r = emit_amdgcn_llvm_ir(bad_var, gfx90a, 64);

@@ -263,6 +263,26 @@ TEST_CASE("shared arrays that exceed the device's workgroup memory as stored are
   CHECK(emit_spirv(f, o).ok());
 }
 
+TEST_CASE("reductions over clusters of lanes need the device's clustered subgroup operations") {
+  // Row reductions of matrix accumulators reduce the 4 lanes of a quad; i32, u32 and f32 values
+  // of every kind, next to whole-subgroup reductions.
+  simt::Function f = kitchen_sink(true, false);
+  for (int kind = 0; kind < 3; ++kind)
+    for (uint32_t var : {3u, 4u, 8u})
+      f.body.insert(f.body.begin(), assign(var, Expr::subgroup_reduce(static_cast<ReduceKind>(kind),
+                                                                           Expr::var(var, kAllTypes[var]), 4)));
+  SpirvOptions o = full_options();
+  absl::StatusOr<std::vector<uint32_t>> words = emit_spirv(f, o);
+  REQUIRE(absl::IsUnimplemented(words.status()));
+  CHECK(std::string(words.status().message()) ==
+        "kernel kitchen_sink: a clustered subgroup reduction needs the device's clustered subgroup operations");
+  o.subgroup_clustered = true;
+  for (uint32_t version : {0x00010500u, 0x00010600u}) {
+    o.spirv_version = version;
+    emit_valid(f, o);
+  }
+}
+
 TEST_CASE("malformed functions are InvalidArgument, naming what is missing") {
   simt::Function f;
   f.name = "bad";

@@ -34,6 +34,12 @@ TEST_CASE("a Vulkan 1.3 device with every feature") {
   CHECK((o.float16_arithmetic && o.int8_arithmetic && o.storage_16bit && o.storage_8bit &&
          o.subgroup_arithmetic && o.shader_clock));
   CHECK_FALSE(o.float_atomic_add);
+  // Clustered reductions only where the device lists them.
+  CHECK_FALSE(target.has(TargetFeature::kSubgroupClustered));
+  CHECK_FALSE(o.subgroup_clustered);
+  info.subgroup_operations |= VK_SUBGROUP_FEATURE_CLUSTERED_BIT;
+  CHECK(target_for_device(info).has(TargetFeature::kSubgroupClustered));
+  CHECK(spirv_options_for_device(info).subgroup_clustered);
 }
 
 TEST_CASE("a bare Vulkan 1.2 device keeps the guaranteed description and no options") {
