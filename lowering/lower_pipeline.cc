@@ -116,19 +116,15 @@ std::optional<Lowerer::PipelinePlan> Lowerer::plan_pipeline(const Stmt& loop, co
   plan.stages = *stages;
   plan.buffers = *stages;
   if (plan.register_staged) {
-    // Registers hold one or two stages ahead: two buffers, and at most 16 chunks (64 words) a
-    // thread in flight. Small shared memories (Vulkan's 48 KB) rarely hold two stages next to
-    // the full reserve; a small one usually covers what follows (matrix copy-out staging), and
-    // lower_kernel redoes the lowering with the full reserve when it does not. A loop asking
-    // for three stages or more gets two register sets where they fit: with one, a load has only
-    // one iteration's products to arrive in.
+    // Registers hold one stage ahead: two buffers, and at most 16 chunks (64 words) a thread.
+    // Small shared memories (Vulkan's 48 KB) rarely hold two stages next to the full reserve;
+    // a small one usually covers what follows (matrix copy-out staging), and lower_kernel
+    // redoes the lowering with the full reserve when it does not.
     constexpr int64_t kMaxChunksPerThread = 16;
     int64_t chunks = 0;
     for (const CopyOp* c : plan.copies) chunks += register_chunks_per_thread(*c);
     if (chunks > kMaxChunksPerThread) return std::nullopt;
     plan.stages = plan.buffers = 2;
-    const int wanted = op.stages == 0 ? target_.pipeline.auto_stages : op.stages;
-    plan.register_sets = wanted >= 3 && 2 * chunks <= kMaxChunksPerThread ? 2 : 1;
     return plan;
   }
   // Warpgroup gemms can leave their product in flight if a spare buffer fits, and only when they

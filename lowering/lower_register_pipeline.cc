@@ -1,6 +1,5 @@
-// Pipelined loops on targets without asynchronous copies (SPIR-V): later iterations' staged
-// tiles travel through registers while the current one computes. Two buffers per staged tile,
-// and one or two register sets. With one set (stages(2)):
+// Pipelined loops on targets without asynchronous copies (SPIR-V): the next iteration's staged
+// tiles travel through registers while the current one computes. Two buffers per staged tile:
 //
 //   if 0 < trip: load(0); store(0) into buffer 0
 //   for i in 0 .. trip:
@@ -9,20 +8,6 @@
 //     the rest of the body, reading buffer i % 2
 //     if i + 1 < trip: store(i + 1) into buffer (i + 1) % 2     registers -> shared
 //   workgroup barrier
-//
-// A load then has one iteration's products to arrive in. With two sets (stages(3) and more,
-// where twice the chunks fit), iteration j's tile goes through set j % 2 and loads run two
-// iterations ahead, so a load has two iterations to arrive in; the loop is unrolled by two so
-// that every set and buffer is fixed in the code (a dynamically indexed register array would
-// live in local memory):
-//
-//   if 0 < trip: load(0) into set 0; if 1 < trip: load(1) into set 1; store(0) into buffer 0
-//   for q in 0 .. trip / 2: step(2q, 0); step(2q + 1, 1)
-//   if trip is odd: step(trip - 1, 0)
-//   workgroup barrier
-//   step(i, s):  workgroup barrier; if i + 2 < trip: load(i + 2) into set s;
-//                the body reading buffer s; if i + 1 < trip: store(i + 1) from set 1 - s into
-//                buffer 1 - s
 //
 // load and store move 16-byte chunks (chunk_load / chunk_store), a thread's chunks issued back to
 // back, when the tile lies wholly inside the tensor with 16-byte aligned rows (a test uniform
@@ -51,8 +36,7 @@ int64_t Lowerer::register_chunks_per_thread(const CopyOp& c) const {
 absl::Status Lowerer::lower_register_pipelined(const ForOp& op, const PipelinePlan& plan) {
   int64_t total_chunks = 0;
   for (const CopyOp* c : plan.copies) total_chunks += register_chunks_per_thread(*c);
-  const int sets = plan.register_sets;
-  const uint32_t regs = new_var("chunk", DType::kU32, static_cast<int32_t>(sets * total_chunks * kWordsPerChunk));
+  const uint32_t regs = new_var("chunk", DType::kU32, static_cast<int32_t>(total_chunks * kWordsPerChunk));
 
   // Calls fn(rel, slot) for each chunk this thread moves of copy `c`: rel, the chunk's first
   // element in the tile; slot, its place among the thread's chunks (from `first_slot`). Chunk q of
@@ -89,9 +73,8 @@ absl::Status Lowerer::lower_register_pipelined(const ForOp& op, const PipelinePl
     return absl::OkStatus();
   };
 
-  // Chunk slots of register set `set` start at set * total_chunks.
-  auto load = [&](int set) -> absl::Status {
-    int64_t slot = set * total_chunks;
+  auto load = [&]() -> absl::Status {
+    int64_t slot = 0;
     for (const CopyOp* c : plan.copies) {
       const Storage& src = storage_[c->src.buffer];
       RETURN_IF_ERROR(in_chunks(*c, [&] {
@@ -112,8 +95,8 @@ absl::Status Lowerer::lower_register_pipelined(const ForOp& op, const PipelinePl
     return absl::OkStatus();
   };
 
-  auto store = [&](int set, const simt::Expr& buffer) -> absl::Status {
-    int64_t slot = set * total_chunks;
+  auto store = [&](const simt::Expr& buffer) -> absl::Status {
+    int64_t slot = 0;
     for (const CopyOp* c : plan.copies) {
       const Storage& dst = storage_[c->dst.buffer];
       simt::Expr base = mul(buffer, i32(dst.buffer_elements()));
@@ -146,55 +129,22 @@ absl::Status Lowerer::lower_register_pipelined(const ForOp& op, const PipelinePl
   uint32_t first = new_var("pipe_begin", DType::kI32), trip = new_var("pipe_trip", DType::kI32);
   assign(first, simt::Expr::cast(DType::kI32, begin));
   assign(trip, bin(BinaryOp::kSub, simt::Expr::cast(DType::kI32, end), var(first)));
-  auto before = [&](int64_t ahead, const simt::Expr& i) {
-    return bin(BinaryOp::kLt, add(i, i32(ahead)), var(trip));
-  };
   RETURN_IF_ERROR(if_then(bin(BinaryOp::kLt, i32(0), var(trip)), [&]() -> absl::Status {
     bind_pipeline_var(op, first, i32(0));
-    RETURN_IF_ERROR(load(0));
-    if (sets == 2) {
-      bind_pipeline_var(op, first, i32(1));
-      RETURN_IF_ERROR(if_then(before(1, i32(0)), [&] { return load(1); }));
-      bind_pipeline_var(op, first, i32(0));
-    }
-    return store(0, i32(0));
+    RETURN_IF_ERROR(load());
+    return store(i32(0));
   }));
-  if (sets == 1) {
-    RETURN_IF_ERROR(for_range("pipe_i", i32(0), var(trip), false, [&](const simt::Expr& i) -> absl::Status {
-      barrier_now();
-      uint32_t next = new_var("pipe_next", DType::kI32);
-      assign(next, add(i, i32(1)));
-      bind_pipeline_var(op, first, var(next));
-      RETURN_IF_ERROR(if_then(before(1, i), [&] { return load(0); }));
-      RETURN_IF_ERROR(lower_pipeline_body(op, plan, first, i, bin(BinaryOp::kMod, i, i32(2))));
-      bind_pipeline_var(op, first, var(next));
-      return if_then(before(1, i), [&] { return store(0, bin(BinaryOp::kMod, var(next), i32(2))); });
-    }));
-  } else {
-    // Iteration i, whose tile is in buffer s (= i % 2): set s is free for iteration i + 2's
-    // tile; set 1 - s holds iteration i + 1's, stored after the body.
-    // The last iteration (`last`) neither loads nor stores.
-    auto step = [&](const simt::Expr& i, int s, bool last) -> absl::Status {
-      barrier_now();
-      uint32_t at = new_var("pipe_at", DType::kI32);
-      assign(at, i);
-      if (!last) {
-        bind_pipeline_var(op, first, add(var(at), i32(2)));
-        RETURN_IF_ERROR(if_then(before(2, var(at)), [&] { return load(s); }));
-      }
-      RETURN_IF_ERROR(lower_pipeline_body(op, plan, first, var(at), i32(s)));
-      if (last) return absl::OkStatus();
-      bind_pipeline_var(op, first, add(var(at), i32(1)));
-      return if_then(before(1, var(at)), [&] { return store(1 - s, i32(1 - s)); });
-    };
-    RETURN_IF_ERROR(for_range("pipe_pair", i32(0), bin(BinaryOp::kDiv, var(trip), i32(2)), false,
-                              [&](const simt::Expr& q) -> absl::Status {
-      RETURN_IF_ERROR(step(mul(q, i32(2)), 0, false));
-      return step(add(mul(q, i32(2)), i32(1)), 1, false);
-    }));
-    RETURN_IF_ERROR(if_then(bin(BinaryOp::kEq, bin(BinaryOp::kMod, var(trip), i32(2)), i32(1)),
-                            [&] { return step(bin(BinaryOp::kSub, var(trip), i32(1)), 0, true); }));
-  }
+  RETURN_IF_ERROR(for_range("pipe_i", i32(0), var(trip), false, [&](const simt::Expr& i) -> absl::Status {
+    barrier_now();
+    uint32_t next = new_var("pipe_next", DType::kI32);
+    assign(next, add(i, i32(1)));
+    simt::Expr more = bin(BinaryOp::kLt, var(next), var(trip));
+    bind_pipeline_var(op, first, var(next));
+    RETURN_IF_ERROR(if_then(more, load));
+    RETURN_IF_ERROR(lower_pipeline_body(op, plan, first, i, bin(BinaryOp::kMod, i, i32(2))));
+    bind_pipeline_var(op, first, var(next));
+    return if_then(more, [&] { return store(bin(BinaryOp::kMod, var(next), i32(2))); });
+  }));
   bound_.erase(op.var);
   barrier_now();
   return absl::OkStatus();

@@ -226,11 +226,9 @@ class Lowerer {
     int buffers = 2;
     // One per copy when the tensor-copy engine fills the stages (lower_tensor_copy.cc); else empty.
     std::vector<TensorCopyPlan> tensor;
-    // Targets without asynchronous copies: later iterations' 16-byte chunks are loaded into
-    // registers before the body and stored after it (lower_register_pipeline.cc); two buffers,
-    // and `register_sets` iterations' chunks in flight (1, or 2: loads two iterations ahead).
+    // Targets without asynchronous copies: the next iteration's 16-byte chunks are loaded into
+    // registers before the body and stored after it (lower_register_pipeline.cc); two buffers.
     bool register_staged = false;
-    int register_sets = 1;
   };
   std::optional<PipelinePlan> plan_pipeline(const Stmt& loop, const ForOp& op);
   absl::Status lower_pipelined(const Stmt& loop, const ForOp& op, const PipelinePlan& plan);

@@ -274,59 +274,5 @@ TEST_CASE("pipeline: without asynchronous copies, SPIR-V stages the next tiles t
   CHECK(shared_count(*small, "As") == 128 * 32);
 }
 
-TEST_CASE("pipeline: a register-staged loop asking for three stages loads two iterations ahead") {
-  TargetDescription vk = predefined_target(PredefinedTarget::kVulkan13);
-  vk.set(TargetFeature::kFloat16Arithmetic, true);
-  vk.subgroup_sizes = {32};
-  vk.max_threads_per_block = 1024;
-  vk.shared_memory_per_block = 49152;
-  std::string text = kernel("pipelined");
-  text.replace(text.find("ceildiv(K, 32) {"), 16, "ceildiv(K, 32) stages(3) {");
-  absl::StatusOr<Module> m = parse_tile(text);
-  REQUIRE_MESSAGE(m.ok(), m.status().ToString());
-  absl::StatusOr<simt::Function> lowered_vk = lower_kernel(m->kernels.at(0), vk);
-  REQUIRE_MESSAGE(lowered_vk.ok(), lowered_vk.status().ToString());
-  const simt::Function& f = *lowered_vk;
-  // Still two shared buffers; two register sets of 8 chunks (32 words) each.
-  CHECK(shared_count(f, "As") == 2 * 128 * 40);
-  std::vector<const simt::Stmt*> loads = all(f, simt::StmtKind::kChunkLoad), stores = all(f, simt::StmtKind::kChunkStore);
-  REQUIRE_FALSE(loads.empty());
-  CHECK(f.variables.at(loads.front()->id).count == 64);
-  // Prologue: iterations 0 and 1 loaded, 0 stored. Loop over pairs: each step loads one set and
-  // stores the other. The odd tail neither loads nor stores.
-  CHECK(loads.size() == 8 + 8 + 8 + 8);
-  CHECK(stores.size() == 8 + 8 + 8);
-  const simt::Stmt* loop = nullptr;
-  for (const simt::Stmt& s : f.body)
-    if (s.kind == simt::StmtKind::kFor && f.variables.at(s.id).name.starts_with("pipe_pair")) loop = &s;
-  REQUIRE(loop);
-  std::vector<const simt::Stmt*> barriers, in_loop_loads, in_loop_stores;
-  collect(loop->body, simt::StmtKind::kBarrier, &barriers);
-  collect(loop->body, simt::StmtKind::kChunkLoad, &in_loop_loads);
-  collect(loop->body, simt::StmtKind::kChunkStore, &in_loop_stores);
-  CHECK(barriers.size() == 2);  // one per iteration, two iterations per trip
-  REQUIRE(in_loop_loads.size() == 16);
-  REQUIRE(in_loop_stores.size() == 16);
-  // Register slots are constants: the first step loads set 0 (words 0..31) and stores set 1
-  // (words 32..63), the second the other way round.
-  auto slot = [](const simt::Stmt* s, size_t operand) {
-    const simt::Expr& e = s->operands.at(operand);
-    CHECK(e.kind == simt::ExprKind::kConst);
-    return e.int_value;
-  };
-  for (int i = 0; i < 8; ++i) {
-    CHECK(slot(in_loop_loads[i], 0) < 32);
-    CHECK(slot(in_loop_loads[8 + i], 0) >= 32);
-    CHECK(slot(in_loop_stores[i], 1) >= 32);
-    CHECK(slot(in_loop_stores[8 + i], 1) < 32);
-  }
-  // Two stages asked for: one set, as before.
-  absl::StatusOr<Module> two = parse_tile(kernel("pipelined"));
-  REQUIRE(two.ok());
-  absl::StatusOr<simt::Function> one_set = lower_kernel(two->kernels.at(0), vk);
-  REQUIRE(one_set.ok());
-  CHECK(one_set->variables.at(all(*one_set, simt::StmtKind::kChunkLoad).front()->id).count == 32);
-}
-
 }  // namespace
 }  // namespace tilert::lowering
