@@ -170,6 +170,14 @@ class LayoutInference {
     // Operand tiles of warpgroup gemms whose accumulator stayed in matrix registers.
     for (const auto& [tile, acc] : warpgroup_tiles_)
       if (out_.matrix_plans.contains(acc)) out_.swizzled_tiles.insert(tile);
+    for (const GemmOp* g : matrix_gemms_) {
+      auto plan = out_.matrix_plans.find(g->c.buffer);
+      if (plan == out_.matrix_plans.end() || plan->second.warpgroup) continue;
+      for (SymbolId operand : {g->a.buffer, g->b.buffer})
+        if (operand < k_.symbols.size() && k_.symbols[operand].kind == SymbolKind::kShared &&
+            !out_.swizzled_tiles.contains(operand))
+          out_.padded_operand_tiles.insert(operand);
+    }
     return out_;
   }
 

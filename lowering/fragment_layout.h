@@ -28,6 +28,10 @@ struct FragmentLayouts {
   std::map<SymbolId, MatrixGemmPlan> matrix_plans;  // of the kMatrix fragments
   // Shared tiles read by warpgroup gemms: stored swizzled (lowering/matrix_plan.h).
   std::set<SymbolId> swizzled_tiles;
+  // Shared tiles read by matrix gemms that are not warpgroup gemms (ldmatrix / cooperative-matrix
+  // loads, 8 rows of 16 bytes per phase): stored with rows 16 bytes longer where that fits, so
+  // rows whose pitch is a multiple of 128 bytes do not all fall in the same banks.
+  std::set<SymbolId> padded_operand_tiles;
   // Matrix accumulators that parallel bodies also read and write element by element (targets
   // with matrix_elements_addressable), and the fragments matrix gemms take as operands (kept in
   // shared memory with padded rows, where the matrix loads read them).

@@ -108,8 +108,11 @@ absl::Status Lowerer::lower_copy(const Stmt& s, const Region& src, const Region&
                            simt::Expr::load(Space::kPrivate, from.id, kernel_.symbol(src.buffer).dtype, slot));
     });
   }
+  if (const auto* c = s.as<CopyOp>();
+      c != nullptr && &c->src == &src && target_.has(TargetFeature::kAsyncCopy) && !in_async_pipeline_ &&
+      copies_in_chunks(*c))
+    return lower_chunked_copy(*c);
   ASSIGN_OR_RETURN(std::vector<int64_t> shape, shape_of(dst));
-  (void)s;
   return for_cyclic(shape, /*unroll=*/false, [&](const std::vector<simt::Expr>& rel) -> absl::Status {
     ASSIGN_OR_RETURN(std::vector<simt::Expr> from_at, region_coords(src, rel));
     ASSIGN_OR_RETURN(simt::Expr v, read_element(src.buffer, from_at));

@@ -217,6 +217,7 @@ absl::StatusOr<simt::Function> Lowerer::run() {
         st.swizzled = layouts_.swizzled_tiles.contains(id);
         async_proxy_reads_ |= st.swizzled;
         if (st.swizzled) st.swizzle = wgmma_swizzle_bytes(st.shape.back() * dtype_size(sym.dtype));
+        if (layouts_.padded_operand_tiles.contains(id)) st.pitch = padded_row_pitch(st.shape, dtype_size(sym.dtype));
         break;
       case SymbolKind::kFragment:
         switch (layouts_.of(id)) {
@@ -268,6 +269,13 @@ absl::StatusOr<simt::Function> Lowerer::run() {
   }
   plan_staged_gemms();
   const int64_t limit = target_.shared_memory_per_block;
+  // Padded operand rows are a speed-up only: a kernel they would not fit keeps dense rows.
+  if (fn_.shared_bytes() > limit)
+    for (SymbolId id : layouts_.padded_operand_tiles)
+      if (Storage& st = storage_[id]; st.pitch > 0) {
+        st.pitch = 0;
+        fn_.shared[st.id].count = st.buffer_elements();
+      }
   const int64_t shared_bytes = fn_.shared_bytes();
   if (shared_bytes > limit)
     return absl::ResourceExhaustedError(absl::StrCat(

@@ -36,15 +36,6 @@ namespace {
 
 constexpr int kChunkBytes = 16;
 
-// One matrix load (an ldmatrix phase) reads 16 bytes from each of 8 consecutive rows; they hit
-// distinct banks only when the row pitch is an odd number of 16-byte units. Rows of an even
-// number of units (64, 128, 256 bytes...) are padded by 16 bytes. Returns the pitch in elements,
-// 0 for dense rows.
-int64_t staged_pitch(const std::vector<int64_t>& shape, int64_t elem) {
-  if (shape.size() < 2 || (shape.back() * elem) % 32 != 0) return 0;
-  return shape.back() + kChunkBytes / elem;
-}
-
 }  // namespace
 
 std::optional<Lowerer::PipelinePlan> Lowerer::plan_pipeline(const Stmt& loop, const ForOp& op) {
@@ -62,17 +53,11 @@ std::optional<Lowerer::PipelinePlan> Lowerer::plan_pipeline(const Stmt& loop, co
   for (const Stmt& s : op.body) {
     const auto* c = s.as<CopyOp>();
     if (!c) break;
-    const Symbol& src = kernel_.symbol(c->src.buffer);
     const Symbol& dst = kernel_.symbol(c->dst.buffer);
     if (storage_[c->src.buffer].kind != Storage::Kind::kTensor || dst.kind != SymbolKind::kShared) break;
     const Storage& st = storage_[c->dst.buffer];
     const int64_t elem = dtype_size(dst.dtype);
-    // Chunks run along the tile's last dimension, which must be the tensor's too (contiguous).
-    const bool last_dim_in_region = c->src.ranges.size() < src.shape.size() || !c->src.ranges.back().index;
-    if (src.dtype != dst.dtype || (elem != 2 && elem != 4) || !region_is_whole(kernel_, c->dst) ||
-        !last_dim_in_region || st.shape.empty() || (st.shape.back() * elem) % kChunkBytes != 0 ||
-        tiles.contains(c->dst.buffer))
-      return std::nullopt;
+    if (!copies_in_chunks(*c) || tiles.contains(c->dst.buffer)) return std::nullopt;
     // SPIR-V keeps 16-bit shared elements only for f16 with float16 arithmetic; other 16-bit
     // tiles are widened to 32 bits there, twice the bytes the stage count is chosen for.
     if (plan.register_staged && target_.api == ApiKind::kSpirv && elem == 2 &&
@@ -80,7 +65,7 @@ std::optional<Lowerer::PipelinePlan> Lowerer::plan_pipeline(const Stmt& loop, co
       return std::nullopt;
     tiles.insert(c->dst.buffer);
     plan.copies.push_back(c);
-    const int64_t pitch = st.swizzled ? 0 : staged_pitch(st.shape, elem);
+    const int64_t pitch = st.swizzled ? 0 : padded_row_pitch(st.shape, elem);
     stage_bytes += (st.swizzled ? st.buffer_elements()
                                    : pitch ? numel(st.shape) / st.shape.back() * pitch : numel(st.shape)) * elem;
   }
@@ -143,6 +128,35 @@ std::optional<Lowerer::PipelinePlan> Lowerer::plan_pipeline(const Stmt& loop, co
   }
   (void)plan_tensor_copies(plan);
   return plan;
+}
+
+bool Lowerer::copies_in_chunks(const CopyOp& c) const {
+  const Symbol& src = kernel_.symbol(c.src.buffer);
+  const Symbol& dst = kernel_.symbol(c.dst.buffer);
+  if (storage_[c.src.buffer].kind != Storage::Kind::kTensor || dst.kind != SymbolKind::kShared) return false;
+  const Storage& st = storage_[c.dst.buffer];
+  const int64_t elem = dtype_size(dst.dtype);
+  // Chunks run along the tile's last dimension, which must be the tensor's too (contiguous).
+  const bool last_dim_in_region = c.src.ranges.size() < src.shape.size() || !c.src.ranges.back().index;
+  return src.dtype == dst.dtype && (elem == 2 || elem == 4) && region_is_whole(kernel_, c.dst) &&
+         last_dim_in_region && !st.shape.empty() && (st.shape.back() * elem) % kChunkBytes == 0;
+}
+
+absl::Status Lowerer::lower_chunked_copy(const CopyOp& c) {
+  PipelinePlan plan;
+  plan.copies.push_back(&c);
+  RETURN_IF_ERROR(issue_stage_copies(plan, i32(0)));
+  simt::Stmt commit;
+  commit.kind = simt::StmtKind::kAsyncCommit;
+  emit(std::move(commit));
+  simt::Stmt wait;
+  wait.kind = simt::StmtKind::kAsyncWait;
+  wait.a = 0;
+  emit(std::move(wait));
+  // cp.async writes through the generic proxy, warpgroup gemms read swizzled tiles through the
+  // async one: barriers get proxy fences (add_proxy_fences).
+  generic_core_writes_ |= storage_[c.dst.buffer].swizzled;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<simt::Expr> Lowerer::staged_tile_in_chunks(const CopyOp& c) {
@@ -331,7 +345,7 @@ absl::Status Lowerer::lower_pipelined(const Stmt& loop, const ForOp& op, const P
   const int S = plan.stages, buffers = plan.buffers;
   for (const CopyOp* c : plan.copies) {
     Storage& st = storage_[c->dst.buffer];
-    st.pitch = st.swizzled ? 0 : staged_pitch(st.shape, dtype_size(kernel_.symbol(c->dst.buffer).dtype));
+    st.pitch = st.swizzled ? 0 : padded_row_pitch(st.shape, dtype_size(kernel_.symbol(c->dst.buffer).dtype));
     fn_.shared[st.id].count = st.buffer_elements() * buffers;
   }
   if (!plan.tensor.empty()) return lower_tensor_pipelined(op, plan, loop);
@@ -373,7 +387,13 @@ absl::Status Lowerer::lower_pipelined(const Stmt& loop, const ForOp& op, const P
     // gemm waited for all but its own before the barrier above).
     RETURN_IF_ERROR(issue(var(next), bin(BinaryOp::kMod, var(next), i32(buffers))));
     commit();
-    return lower_pipeline_body(op, plan, first, i, bin(BinaryOp::kMod, i, i32(buffers)));
+    // Copies in the body stay element by element: a chunked one would wait for every group in
+    // flight, the next stages' too.
+    const bool outer = in_async_pipeline_;
+    in_async_pipeline_ = true;
+    absl::Status body = lower_pipeline_body(op, plan, first, i, bin(BinaryOp::kMod, i, i32(buffers)));
+    in_async_pipeline_ = outer;
+    return body;
   }));
   bound_.erase(op.var);
   RETURN_IF_ERROR(finish_warpgroup_products());

@@ -37,6 +37,15 @@ inline int64_t numel(const std::vector<int64_t>& shape) {
   return n;
 }
 
+// One matrix load (an ldmatrix phase) reads 16 bytes from each of 8 consecutive rows; they hit
+// distinct banks only when the row pitch is an odd number of 16-byte units. Rows of an even
+// number of units (64, 128, 256 bytes...) are padded by 16 bytes. Returns the pitch in elements,
+// 0 for dense rows.
+inline int64_t padded_row_pitch(const std::vector<int64_t>& shape, int64_t elem) {
+  if (shape.size() < 2 || (shape.back() * elem) % 32 != 0) return 0;
+  return shape.back() + 16 / elem;
+}
+
 // The type reductions and gemm staging compute and keep partial values in (f32 for floats
 // other than f64, i32 for integers other than i64), and how a reduction combines two values.
 DType scratch_type(DType t);
@@ -236,6 +245,14 @@ class Lowerer {
   // Whether staged copy `c` reads a tile that lies wholly inside its tensor with rows starting
   // 16-byte aligned (every chunk then moves whole, untested); uniform across the block.
   absl::StatusOr<simt::Expr> staged_tile_in_chunks(const CopyOp& c);
+  // Whether copy `c` moves a global tensor region into a whole shared tile whose rows are whole
+  // 16-byte chunks of 16- or 32-bit elements, contiguous in the tensor (pipelines stage such
+  // copies; plain ones go chunk by chunk where the target copies asynchronously).
+  bool copies_in_chunks(const CopyOp& c) const;
+  // A copy outside a pipeline on a target with asynchronous copies: its chunks issued at once
+  // (cp.async, the same code as a pipeline stage), then waited for. Element by element, every
+  // load would wait for the one before it to reach shared memory.
+  absl::Status lower_chunked_copy(const CopyOp& c);
   // Binds the loop variable of pipelined `op` to `first` + `i` (a fresh variable).
   void bind_pipeline_var(const ForOp& op, uint32_t first, const simt::Expr& i);
   // The body after the staged copies for iteration `i`, reading the staged tiles' `buffer`.
@@ -367,6 +384,8 @@ class Lowerer {
   // Inside a pipeline with a spare buffer: a warpgroup gemm leaves its product in flight (waits
   // only for the one before), and warpgroup_pending_ records that one may be.
   bool defer_warpgroup_wait_ = false, warpgroup_pending_ = false;
+  // Inside the body of a cp.async pipeline (lower_pipelined): its groups are in flight.
+  bool in_async_pipeline_ = false;
   // Parallel-loop context: loop variables bound to SIMT values, the iteration's slot.
   struct ParallelFrame {
     const ParallelOp* op = nullptr;

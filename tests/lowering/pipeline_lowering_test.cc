@@ -189,11 +189,18 @@ TEST_CASE("pipeline: loops stay serial where the target, the loop kind or the ti
     CHECK(all(f, simt::StmtKind::kAsyncCopy).empty());
     CHECK(shared_count(f, "As") == 128 * 32);
   }
+  // Not a pipeline: one buffer per tile, and each copy (cp.async chunks, issued together) is
+  // waited for whole before anything reads it.
+  auto not_pipelined = [](const simt::Function& f) {
+    CHECK(shared_count(f, "As") == 128 * 32);  // dense and swizzled for the warpgroup gemm
+    CHECK(!all(f, simt::StmtKind::kAsyncCopy).empty());
+    for (const simt::Stmt* w : all(f, simt::StmtKind::kAsyncWait)) CHECK(w->a == 0);
+    CHECK(all(f, simt::StmtKind::kAsyncWait).size() == all(f, simt::StmtKind::kAsyncCommit).size());
+  };
   // A serial loop is not a pipeline.
-  CHECK(all(lowered(kernel("serial"), PredefinedTarget::kSm90a), simt::StmtKind::kAsyncCopy).empty());
+  not_pipelined(lowered(kernel("serial"), PredefinedTarget::kSm90a));
   // A staged tile read after the loop would see a rotated buffer: no pipeline.
-  simt::Function f = lowered(kernel("pipelined", "  copy As -> A[0 +: 128, 0 +: 32]\n"), PredefinedTarget::kSm90a);
-  CHECK(all(f, simt::StmtKind::kAsyncCopy).empty());
+  not_pipelined(lowered(kernel("pipelined", "  copy As -> A[0 +: 128, 0 +: 32]\n"), PredefinedTarget::kSm90a));
 }
 
 // Where `pred` first holds in a pre-order walk, or -1.
