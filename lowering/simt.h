@@ -91,13 +91,15 @@ enum class ExprKind : uint8_t {
 };
 
 struct Expr {
+  // The small fields first, packed into one word: a kernel's SIMT IR holds thousands of nodes,
+  // and 48 bytes a node instead of 56 is less memory to allocate, touch and free.
   ExprKind kind = ExprKind::kConst;
   DType type = DType::kI32;
-  int64_t int_value = 0;
-  double float_value = 0.0;
-  uint32_t id = 0;
   Space space = Space::kPrivate;
   uint8_t op = 0;
+  uint32_t id = 0;
+  int64_t int_value = 0;
+  double float_value = 0.0;
   std::vector<Expr> args;
 
   static Expr int_const(int64_t v, DType type = DType::kI32);

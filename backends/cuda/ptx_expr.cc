@@ -238,31 +238,31 @@ absl::StatusOr<PtxValue> FunctionEmitter::load(const Expr& e) {
   return out;
 }
 
-absl::Status FunctionEmitter::store(const simt::Stmt& s) {
+absl::Status FunctionEmitter::store(simt::Space space, uint32_t array, const Expr& index, const Expr& stored) {
   DType element;
-  switch (s.space) {
+  switch (space) {
     case simt::Space::kGlobal:
-      if (s.id >= f_.params.size()) return error(absl::StrCat("store to no parameter #", s.id));
-      element = f_.params[s.id].type;
+      if (array >= f_.params.size()) return error(absl::StrCat("store to no parameter #", array));
+      element = f_.params[array].type;
       break;
     case simt::Space::kShared:
-      if (s.id >= f_.shared.size()) return error(absl::StrCat("store to no shared array #", s.id));
-      element = f_.shared[s.id].type;
+      if (array >= f_.shared.size()) return error(absl::StrCat("store to no shared array #", array));
+      element = f_.shared[array].type;
       break;
     default:
-      if (s.id >= f_.variables.size()) return error(absl::StrCat("store to no variable #", s.id));
-      element = f_.variables[s.id].type;
+      if (array >= f_.variables.size()) return error(absl::StrCat("store to no variable #", array));
+      element = f_.variables[array].type;
       break;
   }
-  ASSIGN_OR_RETURN(std::string addr, address(s.space, s.id, s.operands[0], element));
-  ASSIGN_OR_RETURN(PtxValue value, expr(s.operands[1]));
+  ASSIGN_OR_RETURN(std::string addr, address(space, array, index, element));
+  ASSIGN_OR_RETURN(PtxValue value, expr(stored));
   ASSIGN_OR_RETURN(value, cast(value, element));
   if (element == DType::kBool) {
     PtxValue byte = new_value(DType::kU32);
     line("selp.u32 ", byte.reg, ", 1, 0, ", value.reg);
     value = byte;
   }
-  line("st.", space_qualifier(s.space), ".", memory_type(element), " [", addr, "], ",
+  line("st.", space_qualifier(space), ".", memory_type(element), " [", addr, "], ",
        value.reg);
   return absl::OkStatus();
 }

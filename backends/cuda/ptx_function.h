@@ -70,7 +70,7 @@ class FunctionEmitter {
   std::string new_label();
   // One instruction from its pieces (anything absl::StrCat takes), indented, ';' added.
   template <typename... Pieces>
-  void line(const Pieces&... pieces) { append_line({pieces...}); }
+  void line(const Pieces&... pieces) { append_line({piece(pieces)...}); }
   void label(const std::string& name);
   absl::Status error(std::string_view what) const;         // InvalidArgument naming the function
   absl::Status unimplemented(std::string_view what) const;  // Unimplemented naming the function
@@ -112,10 +112,17 @@ class FunctionEmitter {
   // are copied in. An append per piece, or a temporary string per instruction, cost more than the
   // text itself.
   void append_line(std::initializer_list<absl::AlphaNum> pieces);
+  // String literals, most pieces of an instruction, pass their length along (AlphaNum would
+  // measure each with strlen); anything else goes to AlphaNum as it is.
+  template <size_t N>
+  static absl::string_view piece(const char (&literal)[N]) { return absl::string_view(literal, N - 1); }
+  template <typename T>
+  static const T& piece(const T& other) { return other; }
   absl::Status statements(const simt::Body& body);
   absl::Status statement(const simt::Stmt& s);
   absl::Status assign(const simt::Stmt& s);
-  absl::Status store(const simt::Stmt& s);
+  // Element `index` of `array` in `space` = `value`.
+  absl::Status store(simt::Space space, uint32_t array, const simt::Expr& index, const simt::Expr& value);
   absl::Status atomic_add(const simt::Stmt& s);
   absl::Status if_stmt(const simt::Stmt& s);
   absl::Status for_stmt(const simt::Stmt& s);
