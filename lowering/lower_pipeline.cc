@@ -146,17 +146,25 @@ absl::Status Lowerer::lower_chunked_copy(const CopyOp& c) {
   PipelinePlan plan;
   plan.copies.push_back(&c);
   RETURN_IF_ERROR(issue_stage_copies(plan, i32(0)));
-  simt::Stmt commit;
-  commit.kind = simt::StmtKind::kAsyncCommit;
-  emit(std::move(commit));
-  simt::Stmt wait;
-  wait.kind = simt::StmtKind::kAsyncWait;
-  wait.a = 0;
-  emit(std::move(wait));
+  async_commit();
+  async_wait(0);
   // cp.async writes through the generic proxy, warpgroup gemms read swizzled tiles through the
   // async one: barriers get proxy fences (add_proxy_fences).
   generic_core_writes_ |= storage_[c.dst.buffer].swizzled;
   return absl::OkStatus();
+}
+
+void Lowerer::async_commit() {
+  simt::Stmt s;
+  s.kind = simt::StmtKind::kAsyncCommit;
+  emit(std::move(s));
+}
+
+void Lowerer::async_wait(int in_flight) {
+  simt::Stmt s;
+  s.kind = simt::StmtKind::kAsyncWait;
+  s.a = static_cast<uint32_t>(in_flight);
+  emit(std::move(s));
 }
 
 absl::StatusOr<simt::Expr> Lowerer::staged_tile_in_chunks(const CopyOp& c) {
@@ -355,17 +363,6 @@ absl::Status Lowerer::lower_pipelined(const Stmt& loop, const ForOp& op, const P
   uint32_t first = new_var("pipe_begin", DType::kI32), trip = new_var("pipe_trip", DType::kI32);
   assign(first, simt::Expr::cast(DType::kI32, begin));
   assign(trip, bin(BinaryOp::kSub, simt::Expr::cast(DType::kI32, end), var(first)));
-  auto commit = [&] {
-    simt::Stmt s;
-    s.kind = simt::StmtKind::kAsyncCommit;
-    emit(std::move(s));
-  };
-  auto wait = [&](int in_flight) {
-    simt::Stmt s;
-    s.kind = simt::StmtKind::kAsyncWait;
-    s.a = static_cast<uint32_t>(in_flight);
-    emit(std::move(s));
-  };
   // Issues the copies of iteration `i` (relative to the loop's start) into buffer `stage`.
   auto issue = [&](const simt::Expr& i, const simt::Expr& stage) -> absl::Status {
     bind_pipeline_var(op, first, i);
@@ -375,18 +372,18 @@ absl::Status Lowerer::lower_pipelined(const Stmt& loop, const ForOp& op, const P
   // The prologue is a loop too: one copy of the issuing code instead of S - 1.
   RETURN_IF_ERROR(for_range("pipe_s", i32(0), i32(S - 1), false, [&](const simt::Expr& s) -> absl::Status {
     RETURN_IF_ERROR(issue(s, s));
-    commit();
+    async_commit();
     return absl::OkStatus();
   }));
   RETURN_IF_ERROR(for_range("pipe_i", i32(0), var(trip), false, [&](const simt::Expr& i) -> absl::Status {
-    wait(S - 2);
+    async_wait(S - 2);
     barrier_now();
     uint32_t next = new_var("pipe_next", DType::kI32);
     assign(next, add(i, i32(S - 1)));
     // With a spare buffer this overwrites iteration i - 2's, whose products are complete (each
     // gemm waited for all but its own before the barrier above).
     RETURN_IF_ERROR(issue(var(next), bin(BinaryOp::kMod, var(next), i32(buffers))));
-    commit();
+    async_commit();
     // Copies in the body stay element by element: a chunked one would wait for every group in
     // flight, the next stages' too.
     const bool outer = in_async_pipeline_;
@@ -397,7 +394,7 @@ absl::Status Lowerer::lower_pipelined(const Stmt& loop, const ForOp& op, const P
   }));
   bound_.erase(op.var);
   RETURN_IF_ERROR(finish_warpgroup_products());
-  wait(0);
+  async_wait(0);
   barrier_now();
   return absl::OkStatus();
 }

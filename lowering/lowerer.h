@@ -253,6 +253,9 @@ class Lowerer {
   // (cp.async, the same code as a pipeline stage), then waited for. Element by element, every
   // load would wait for the one before it to reach shared memory.
   absl::Status lower_chunked_copy(const CopyOp& c);
+  // cp.async group statements: close this thread's group; wait until at most `in_flight` remain.
+  void async_commit();
+  void async_wait(int in_flight);
   // Binds the loop variable of pipelined `op` to `first` + `i` (a fresh variable).
   void bind_pipeline_var(const ForOp& op, uint32_t first, const simt::Expr& i);
   // The body after the staged copies for iteration `i`, reading the staged tiles' `buffer`.

@@ -115,21 +115,23 @@ namespace {
 // to memcpy per piece, or a loop over its characters, costs more than the copy itself, so short
 // ones move as two overlapping fixed-size words (inlined loads and stores) and only long ones
 // through memcpy.
+// `n` bytes, Word <= n <= 2 Word, as two overlapping Words.
+template <typename Word>
+inline void copy_overlapping(char* out, const char* in, size_t n) {
+  Word head, tail;
+  std::memcpy(&head, in, sizeof(Word));
+  std::memcpy(&tail, in + n - sizeof(Word), sizeof(Word));
+  std::memcpy(out, &head, sizeof(Word));
+  std::memcpy(out + n - sizeof(Word), &tail, sizeof(Word));
+}
+
 inline void copy_piece(char* out, const char* in, size_t n) {
   if (n >= 16) {
     std::memcpy(out, in, n);
   } else if (n >= 8) {
-    uint64_t head, tail;
-    std::memcpy(&head, in, 8);
-    std::memcpy(&tail, in + n - 8, 8);
-    std::memcpy(out, &head, 8);
-    std::memcpy(out + n - 8, &tail, 8);
+    copy_overlapping<uint64_t>(out, in, n);
   } else if (n >= 4) {
-    uint32_t head, tail;
-    std::memcpy(&head, in, 4);
-    std::memcpy(&tail, in + n - 4, 4);
-    std::memcpy(out, &head, 4);
-    std::memcpy(out + n - 4, &tail, 4);
+    copy_overlapping<uint32_t>(out, in, n);
   } else if (n > 0) {  // 1 to 3 bytes: first, middle and last cover them
     out[0] = in[0];
     out[n / 2] = in[n / 2];
