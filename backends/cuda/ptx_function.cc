@@ -206,13 +206,33 @@ std::string FunctionEmitter::prologue_register(const std::string& key, RegClass 
   return it->second;
 }
 
+// Shared addresses are 32-bit (PTX takes 32-bit registers for the .shared state space): index
+// arithmetic then stays modular end to end, so ptxas may fold constant parts of an index into
+// the instruction's immediate offset and hoist the rest out of loops. A 64-bit address formed by
+// widening a signed 32-bit index blocks both (the widening does not distribute over the sum).
 std::string FunctionEmitter::shared_base(uint32_t array) {
-  return prologue_register(absl::StrCat("shared ", array), RegClass::kB64, [&](const std::string& reg) {
+  return prologue_register(absl::StrCat("shared ", array), RegClass::kB32, [&](const std::string& reg) {
     if (uses_dynamic_shared(f_))
-      return absl::StrCat("\tmov.u64 ", reg, ", ", kDynamicShared, ";\n\tadd.s64 ", reg, ", ", reg, ", ",
+      return absl::StrCat("\tmov.u32 ", reg, ", ", kDynamicShared, ";\n\tadd.s32 ", reg, ", ", reg, ", ",
                           f_.shared_offsets()[array], ";\n");
-    return absl::StrCat("\tmov.u64 ", reg, ", shared_", array, ";\n");
+    return absl::StrCat("\tmov.u32 ", reg, ", shared_", array, ";\n");
   });
+}
+
+std::pair<std::optional<Expr>, int64_t> FunctionEmitter::split_constant(const Expr& e) const {
+  if (std::optional<int64_t> known = integer_operand(e)) return {std::nullopt, *known};
+  if (e.kind != simt::ExprKind::kBinary || e.args.size() != 2 || e.type != DType::kI32) return {e, 0};
+  const auto op = static_cast<BinaryOp>(e.op);
+  if (op != BinaryOp::kAdd && op != BinaryOp::kSub) return {e, 0};
+  auto [left, left_constant] = split_constant(e.args[0]);
+  auto [right, right_constant] = split_constant(e.args[1]);
+  const int64_t constant = op == BinaryOp::kAdd ? left_constant + right_constant : left_constant - right_constant;
+  if (!right) return {std::move(left), constant};
+  if (!left) {
+    if (op == BinaryOp::kAdd) return {std::move(right), constant};
+    return {Expr::binary(BinaryOp::kSub, Expr::int_const(0), std::move(*right)), constant};
+  }
+  return {Expr::binary(op, std::move(*left), std::move(*right)), constant};
 }
 
 absl::StatusOr<std::string> FunctionEmitter::address(Space space, uint32_t array,
@@ -224,10 +244,22 @@ absl::StatusOr<std::string> FunctionEmitter::address(Space space, uint32_t array
         return error(absl::StrCat("global array #", array, " is not an array parameter"));
       base = param_regs_[array];
       break;
-    case Space::kShared:
+    case Space::kShared: {
       if (array >= f_.shared.size()) return error(absl::StrCat("no shared array #", array));
       base = shared_base(array);
-      break;
+      // The index's constant part rides in the instruction's immediate ("[%r+bytes]").
+      auto [varying, constant] = split_constant(index);
+      std::string result = base;
+      if (varying) {
+        ASSIGN_OR_RETURN(PtxValue i, expr(*varying));
+        ASSIGN_OR_RETURN(i, cast(i, DType::kI32));
+        result = new_reg(RegClass::kB32);
+        line("mad.lo.s32 ", result, ", ", i.reg, ", ", dtype_size(element), ", ", base);
+      }
+      const int64_t bytes = constant * dtype_size(element);
+      if (bytes != 0) absl::StrAppend(&result, bytes > 0 ? "+" : "", bytes);
+      return result;
+    }
     case Space::kPrivate:
       if (array >= f_.variables.size() || f_.variables[array].count <= 0)
         return error(absl::StrCat("private array #", array, " is not an array"));

@@ -94,10 +94,15 @@ class FunctionEmitter {
     if (!is_integer(e.type)) return std::nullopt;
     return fold_constant(e, unrolled_);
   }
-  // The 64-bit address of element `index` of an array.
+  // Splits the integer expression `e` into a run-time part and a constant added to it (sums and
+  // differences with known operands, nested): e = *rest + constant, rest nullopt when the whole
+  // expression is known. Constant parts of a shared index can then ride in an address's immediate.
+  std::pair<std::optional<simt::Expr>, int64_t> split_constant(const simt::Expr& e) const;
+  // The address of element `index` of an array: 64-bit for global and private arrays, 32-bit for
+  // shared ones (see shared_base).
   absl::StatusOr<std::string> address(simt::Space space, uint32_t array, const simt::Expr& index,
                                       DType element);
-  // The 64-bit address of shared array `array`'s first element (`array` must exist).
+  // The 32-bit address of shared array `array`'s first element (`array` must exist).
   std::string shared_base(uint32_t array);
   // The register holding the value named `key`, formed once in the entry's prologue (so every use,
   // in any branch, sees it): the first call makes a register of class `c` and appends

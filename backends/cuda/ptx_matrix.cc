@@ -25,6 +25,11 @@
 //   For B (K x N, row-major) the same addresses name matrix 0 = k 0-7 x n 0-7, 1 = k 8-15 x n 0-7,
 //   2 = k 0-7 x n 8-15, 3 = k 8-15 x n 8-15; .trans gives lane L the elements (k 2t, n g) and
 //   (k 2t + 1, n g) of each: registers 0, 1 are b0..b3 of n-block 0, registers 2, 3 of n-block 1.
+//   A column-major operand is stored transposed (rows: A's k or B's n). Its lanes give the
+//   address of (row (L & 7) + 8 (L >> 4), column 8 ((L >> 3) & 1)): lanes 8-15 name stored rows
+//   0-7 at column 8, lanes 16-23 rows 8-15 at column 0. For B (stored n x k, no .trans) matrix 1
+//   is then n 0-7 x k 8-15, register 1 of n-block 0; for A (stored k x m, .trans) matrix 1 is
+//   m 8-15 x k 0-7, A's register 1. Registers come out in fragment order either way.
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -211,35 +216,63 @@ absl::Status FunctionEmitter::matrix_load(const Stmt& s) {
     return error(absl::StrCat("matrix_load into accumulator ", m->name,
                               "; only A and B matrices are loaded"));
   RETURN_IF_ERROR(check_matrix_region(s, "matrix_load", m->type, true));
-  ASSIGN_OR_RETURN(PtxValue offset, expr(s.operands[0]));
-  ASSIGN_OR_RETURN(offset, cast(offset, DType::kI32));
-  ASSIGN_OR_RETURN(PtxValue stride, expr(s.operands[1]));
-  ASSIGN_OR_RETURN(stride, cast(stride, DType::kI32));
-  // Lane L gives the address of element (row L % 16, column 8 (L / 16)); see the file comment.
-  std::string lane = new_reg(RegClass::kB32), row = new_reg(RegClass::kB32),
-              column = new_reg(RegClass::kB32), index = new_reg(RegClass::kB32);
-  line("mov.u32 ", lane, ", %laneid");
-  line("and.b32 ", row, ", ", lane, ", 15");
-  line("shr.u32 ", column, ", ", lane, ", 4");
-  line("shl.b32 ", column, ", ", column, ", 3");
-  line("mad.lo.s32 ", index, ", ", row, ", ", stride.reg, ", ", offset.reg);
-  line("add.s32 ", index, ", ", index, ", ", column);
-  std::string base = shared_base(s.array), bytes = new_reg(RegClass::kB64),
-              address = new_reg(RegClass::kB64);
-  line("mul.wide.s32 ", bytes, ", ", index, ", ", dtype_size(m->type));
-  line("add.s64 ", address, ", ", base, ", ", bytes);
   // B is stored k x n row-major; its fragments want columns of k, hence .trans. A column-major
   // operand (s.a = 1) is the transpose of that: the stored rows are A's columns (k) or B's
-  // columns (n), so A takes .trans and B does not, and the addresses name the stored matrix's
-  // blocks (stored rows 0-7 / 8-15 at stored column 0 / 8), which are the operand's blocks 0, 2,
-  // 1, 3: registers 1 and 2 trade places.
+  // columns (n), so A takes .trans and B does not. Its lanes name the stored matrix's blocks in
+  // the operand's register order (see the file comment), so every register lands where the mma
+  // reads it and no moves pair them up.
   const bool column_major = s.a != 0;
   const bool trans = (m->use == MatrixUse::kB) != column_major;
-  const std::string regs = column_major ? absl::StrCat("{", matrix_reg(s.id, 0), ", ", matrix_reg(s.id, 2), ", ",
-                                                       matrix_reg(s.id, 1), ", ", matrix_reg(s.id, 3), "}")
-                                        : matrix_regs(s.id, 0, 4);
-  line("ldmatrix.sync.aligned.m8n8.x4", trans ? ".trans" : "", ".shared.b16 ", regs, ", [", address,
-       "]");
+  const int64_t elem = dtype_size(m->type);
+  // The lane's part of the address: base + (row * stride + column) * elem. With a constant
+  // stride it is formed once in the prologue, and a load adds offset * elem to it: an offset's
+  // constant parts then fold into ldmatrix's immediate and its run-time part (a pipeline stage)
+  // is shared by every load from the array.
+  auto lane_part = [&](const std::string& stride, const std::string& into) {
+    std::string out;
+    auto put = [&](auto&&... pieces) { absl::StrAppend(&out, "\t", pieces..., ";\n"); };
+    const std::string lane = new_reg(RegClass::kB32), row = new_reg(RegClass::kB32),
+                      column = new_reg(RegClass::kB32), high = new_reg(RegClass::kB32);
+    put("mov.u32 ", lane, ", %laneid");
+    if (column_major) {  // row (L & 7) + 8 (L >> 4), column 8 ((L >> 3) & 1)
+      put("and.b32 ", row, ", ", lane, ", 7");
+      put("shr.u32 ", high, ", ", lane, ", 4");
+      put("shl.b32 ", high, ", ", high, ", 3");
+      put("add.s32 ", row, ", ", row, ", ", high);
+      put("shr.u32 ", column, ", ", lane, ", 3");
+      put("and.b32 ", column, ", ", column, ", 1");
+      put("shl.b32 ", column, ", ", column, ", 3");
+    } else {  // row L & 15, column 8 (L >> 4)
+      put("and.b32 ", row, ", ", lane, ", 15");
+      put("shr.u32 ", column, ", ", lane, ", 4");
+      put("shl.b32 ", column, ", ", column, ", 3");
+    }
+    put("mad.lo.s32 ", column, ", ", row, ", ", stride, ", ", column);
+    put("mad.lo.s32 ", into, ", ", column, ", ", elem, ", ", shared_base(s.array));
+    return out;
+  };
+  std::string lanes;
+  if (std::optional<int64_t> known = integer_operand(s.operands[1])) {
+    lanes = prologue_register(absl::StrCat("ldmatrix ", s.array, "/", *known, "/", column_major), RegClass::kB32,
+                              [&](const std::string& reg) { return lane_part(absl::StrCat(*known), reg); });
+  } else {
+    ASSIGN_OR_RETURN(PtxValue stride, expr(s.operands[1]));
+    ASSIGN_OR_RETURN(stride, cast(stride, DType::kI32));
+    lanes = new_reg(RegClass::kB32);
+    body_.append(lane_part(stride.reg, lanes));
+  }
+  // The offset's constant part goes into the immediate: ptxas does not take it out of a product.
+  auto [varying, constant] = split_constant(s.operands[0]);
+  std::string address = lanes;
+  if (varying) {
+    ASSIGN_OR_RETURN(PtxValue offset, expr(*varying));
+    ASSIGN_OR_RETURN(offset, cast(offset, DType::kI32));
+    address = new_reg(RegClass::kB32);
+    line("mad.lo.s32 ", address, ", ", offset.reg, ", ", elem, ", ", lanes);
+  }
+  const int64_t bytes = constant * elem;
+  line("ldmatrix.sync.aligned.m8n8.x4", trans ? ".trans" : "", ".shared.b16 ", matrix_regs(s.id, 0, 4), ", [",
+       address, bytes > 0 ? "+" : "", bytes != 0 ? absl::StrCat(bytes) : "", "]");
   return absl::OkStatus();
 }
 
@@ -265,13 +298,9 @@ absl::Status FunctionEmitter::matrix_store(const Stmt& s) {
   line("shl.b32 ", column, ", ", column, ", 1");
   line("mad.lo.s32 ", index, ", ", group, ", ", stride.reg, ", ", offset.reg);
   line("add.s32 ", index, ", ", index, ", ", column);
-  std::string base = shared_base(s.array), bytes = new_reg(RegClass::kB64),
-              upper = new_reg(RegClass::kB64), lower = new_reg(RegClass::kB64),
-              eight_rows = new_reg(RegClass::kB64);
-  line("mul.wide.s32 ", bytes, ", ", index, ", 4");
-  line("add.s64 ", upper, ", ", base, ", ", bytes);
-  line("mul.wide.s32 ", eight_rows, ", ", stride.reg, ", 32");  // 8 rows of f32
-  line("add.s64 ", lower, ", ", upper, ", ", eight_rows);
+  std::string upper = new_reg(RegClass::kB32), lower = new_reg(RegClass::kB32);
+  line("mad.lo.s32 ", upper, ", ", index, ", 4, ", shared_base(s.array));
+  line("mad.lo.s32 ", lower, ", ", stride.reg, ", 32, ", upper);  // 8 rows of f32
   for (int block = 0; block < 2; ++block) {
     for (int half = 0; half < 2; ++half) {  // rows g, then g + 8
       const std::string& row = half == 0 ? upper : lower;

@@ -94,7 +94,8 @@ absl::StatusOr<std::string> FunctionEmitter::matrix_descriptor(uint32_t array, c
   const std::string descriptor = prologue_register(
       absl::StrCat("descriptor ", array, "/", leading, "/", stride, "/", swizzle), RegClass::kB64,
       [&](const std::string& reg) {
-        return absl::StrCat("\tshr.u64 ", reg, ", ", base, ", 4;\n\tor.b64 ", reg, ", ", reg, ", ", fields, ";\n");
+        return absl::StrCat("\tcvt.u64.u32 ", reg, ", ", base, ";\n\tshr.u64 ", reg, ", ", reg, ", 4;\n\tor.b64 ", reg,
+                            ", ", reg, ", ", fields, ";\n");
       });
   const int64_t elem = dtype_size(a.type);
   std::string out = new_reg(RegClass::kB64);

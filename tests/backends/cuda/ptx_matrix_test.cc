@@ -66,7 +66,7 @@ TEST_CASE("the matrix instructions and their operands") {
   simt::Function odd = matrix_product_kernel(DType::kF16, 1);
   odd.body[5] = matrix_store(0, 2, i32(1), i32(20));
   std::string odd_ptx = emit_or_fail(odd, "ptx:sm_80");
-  CHECK(contains(odd_ptx, "st.shared.f32 [%rd"));
+  CHECK(contains(odd_ptx, "st.shared.f32 [%r"));  // 32-bit shared addresses
   CHECK_FALSE(contains(odd_ptx, "st.shared.v2.f32"));
   check_assembles(odd);
 
@@ -77,21 +77,24 @@ TEST_CASE("the matrix instructions and their operands") {
   CHECK_FALSE(contains(bf16, "st.shared.v2.f32"));
 }
 
-TEST_CASE("column-major matrix loads swap .trans and the middle two 8x8 blocks") {
+TEST_CASE("column-major matrix loads swap .trans and address the stored blocks in fragment order") {
   // The same product with both loads marked column-major (transposed gemm operands): A takes
-  // .trans, B loses it, and registers 1 and 2 receive the stored matrix's blocks 2 and 1.
+  // .trans, B loses it, registers come out in fragment order (no moves pair them up for the mma),
+  // and lanes 8-15 name stored rows 0-7 at column 8: row (L & 7) + 8 (L >> 4), column
+  // 8 ((L >> 3) & 1).
   simt::Function f = matrix_product_kernel(DType::kF16, 1);
   for (simt::Stmt& s : f.body[4].body)
     if (s.kind == simt::StmtKind::kMatrixLoad) s.a = 1;
   std::string ptx = emit_or_fail(f, "ptx:sm_80");
   for (const char* text : {
-           "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%mat1_0, %mat1_2, %mat1_1, %mat1_3}, [",
-           "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%mat2_0, %mat2_2, %mat2_1, %mat2_3}, [",
+           "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%mat1_0, %mat1_1, %mat1_2, %mat1_3}, [",
+           "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%mat2_0, %mat2_1, %mat2_2, %mat2_3}, [",
+           ", %laneid;\n\tand.b32 %r", ", 7;\n",
        }) {
     INFO(text, "\n", ptx);
     CHECK(contains(ptx, text));
   }
-  CHECK_FALSE(contains(ptx, "b16 {%mat1_0, %mat1_1, "));
+  CHECK_FALSE(contains(ptx, "b16 {%mat1_0, %mat1_2, "));
   check_assembles(f);
 }
 
