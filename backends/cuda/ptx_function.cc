@@ -235,6 +235,23 @@ std::pair<std::optional<Expr>, int64_t> FunctionEmitter::split_constant(const Ex
   return {Expr::binary(op, std::move(*left), std::move(*right)), constant};
 }
 
+absl::StatusOr<std::string> FunctionEmitter::shared_address(const std::string& base, const Expr& index,
+                                                            int64_t element_bytes) {
+  // The index's constant part rides in the instruction's immediate ("[%r+bytes]"): ptxas does
+  // not take it out of a product by itself.
+  auto [varying, constant] = split_constant(index);
+  std::string result = base;
+  if (varying) {
+    ASSIGN_OR_RETURN(PtxValue i, expr(*varying));
+    ASSIGN_OR_RETURN(i, cast(i, DType::kI32));
+    result = new_reg(RegClass::kB32);
+    line("mad.lo.s32 ", result, ", ", i.reg, ", ", element_bytes, ", ", base);
+  }
+  const int64_t bytes = constant * element_bytes;
+  if (bytes != 0) absl::StrAppend(&result, bytes > 0 ? "+" : "", bytes);
+  return result;
+}
+
 absl::StatusOr<std::string> FunctionEmitter::address(Space space, uint32_t array,
                                                      const Expr& index, DType element) {
   std::string base;
@@ -246,19 +263,7 @@ absl::StatusOr<std::string> FunctionEmitter::address(Space space, uint32_t array
       break;
     case Space::kShared: {
       if (array >= f_.shared.size()) return error(absl::StrCat("no shared array #", array));
-      base = shared_base(array);
-      // The index's constant part rides in the instruction's immediate ("[%r+bytes]").
-      auto [varying, constant] = split_constant(index);
-      std::string result = base;
-      if (varying) {
-        ASSIGN_OR_RETURN(PtxValue i, expr(*varying));
-        ASSIGN_OR_RETURN(i, cast(i, DType::kI32));
-        result = new_reg(RegClass::kB32);
-        line("mad.lo.s32 ", result, ", ", i.reg, ", ", dtype_size(element), ", ", base);
-      }
-      const int64_t bytes = constant * dtype_size(element);
-      if (bytes != 0) absl::StrAppend(&result, bytes > 0 ? "+" : "", bytes);
-      return result;
+      return shared_address(shared_base(array), index, dtype_size(element));
     }
     case Space::kPrivate:
       if (array >= f_.variables.size() || f_.variables[array].count <= 0)

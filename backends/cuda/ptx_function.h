@@ -98,6 +98,10 @@ class FunctionEmitter {
   // differences with known operands, nested): e = *rest + constant, rest nullopt when the whole
   // expression is known. Constant parts of a shared index can then ride in an address's immediate.
   std::pair<std::optional<simt::Expr>, int64_t> split_constant(const simt::Expr& e) const;
+  // The shared address `base + index * element_bytes` (base a 32-bit register) as an operand for
+  // "[...]": the index's run-time part in a register, its constant part as the immediate.
+  absl::StatusOr<std::string> shared_address(const std::string& base, const simt::Expr& index,
+                                             int64_t element_bytes);
   // The address of element `index` of an array: 64-bit for global and private arrays, 32-bit for
   // shared ones (see shared_base).
   absl::StatusOr<std::string> address(simt::Space space, uint32_t array, const simt::Expr& index,

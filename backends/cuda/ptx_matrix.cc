@@ -261,18 +261,9 @@ absl::Status FunctionEmitter::matrix_load(const Stmt& s) {
     lanes = new_reg(RegClass::kB32);
     body_.append(lane_part(stride.reg, lanes));
   }
-  // The offset's constant part goes into the immediate: ptxas does not take it out of a product.
-  auto [varying, constant] = split_constant(s.operands[0]);
-  std::string address = lanes;
-  if (varying) {
-    ASSIGN_OR_RETURN(PtxValue offset, expr(*varying));
-    ASSIGN_OR_RETURN(offset, cast(offset, DType::kI32));
-    address = new_reg(RegClass::kB32);
-    line("mad.lo.s32 ", address, ", ", offset.reg, ", ", elem, ", ", lanes);
-  }
-  const int64_t bytes = constant * elem;
+  ASSIGN_OR_RETURN(std::string address, shared_address(lanes, s.operands[0], elem));
   line("ldmatrix.sync.aligned.m8n8.x4", trans ? ".trans" : "", ".shared.b16 ", matrix_regs(s.id, 0, 4), ", [",
-       address, bytes > 0 ? "+" : "", bytes != 0 ? absl::StrCat(bytes) : "", "]");
+       address, "]");
   return absl::OkStatus();
 }
 

@@ -66,7 +66,8 @@ TEST_CASE("the matrix instructions and their operands") {
   simt::Function odd = matrix_product_kernel(DType::kF16, 1);
   odd.body[5] = matrix_store(0, 2, i32(1), i32(20));
   std::string odd_ptx = emit_or_fail(odd, "ptx:sm_80");
-  CHECK(contains(odd_ptx, "st.shared.f32 [%r"));  // 32-bit shared addresses
+  CHECK(contains(odd_ptx, "st.shared.f32 [%r"));
+  CHECK_FALSE(contains(odd_ptx, "st.shared.f32 [%rd"));  // 32-bit shared addresses
   CHECK_FALSE(contains(odd_ptx, "st.shared.v2.f32"));
   check_assembles(odd);
 
