@@ -97,26 +97,30 @@ class LayoutInference {
     // A shared tile read by warpgroup gemms is stored swizzled, which the row-major
     // matrix loads of the other plans cannot read, and an accumulator's gemms share one plan
     // kind: on any mix the kernel does without warpgroup plans (rare: one gemm shape per tile).
+    // So it does when a warpgroup gemm's fragment operand cannot stay in registers.
     bool mixed = warpgroup_mixed_;
     for (const auto& [tile, acc] : warpgroup_tiles_) mixed |= row_major_tiles_.contains(tile);
-    if (mixed) {
+    if (mixed || !settle()) {
       out_ = initial;
       gemm_accumulators_.clear();
       not_matrix_.clear();
       warpgroup_tiles_.clear();
+      row_major_tiles_.clear();
       elementwise_.clear();
       copied_to_fragments_.clear();
       matrix_gemms_.clear();
       allow_warpgroup_ = false;
       walk(k_.body);
+      settle();
     }
-    // Element-wise access needs the mma layout: products of warpgroup plans stay in flight.
-    std::set<SymbolId> by_element = elementwise_;
-    by_element.insert(row_reduced_.begin(), row_reduced_.end());
-    for (const auto& [src, dst] : copied_to_fragments_) by_element.insert(src);
-    for (SymbolId id : by_element)
-      if (auto it = out_.matrix_plans.find(id); it != out_.matrix_plans.end() && it->second.warpgroup)
-        not_matrix_.insert(id);
+    return out_;
+  }
+
+ private:
+  // Places the accumulators, operands and swizzled tiles the walk found; false when a warpgroup
+  // gemm reads a fragment operand that does not stay in matrix registers (wgmma reads A from
+  // registers or swizzled shared tiles only).
+  bool settle() {
     // A matrix gemm reads fragment operands from shared memory; one that is itself a matrix
     // accumulator cannot be, so its reader is not one either.
     for (const GemmOp* g : matrix_gemms_)
@@ -153,13 +157,11 @@ class LayoutInference {
       auto s = out_.matrix_plans.find(source);
       if (out_.by_symbol[source] != FragmentLayout::kMatrix || s == out_.matrix_plans.end()) continue;
       const MatrixGemmPlan& sp = s->second;
-      bool rows_match = !sp.warpgroup && sp.warps_n == 1;
+      bool rows_match = row_sharers(sp) == 1;
       for (const GemmOp* g : operand_readers_.at(operand)) {
         auto r = out_.matrix_plans.find(g->c.buffer);
         rows_match = rows_match && out_.by_symbol[g->c.buffer] == FragmentLayout::kMatrix &&
-                     r != out_.matrix_plans.end() && !r->second.warpgroup && r->second.warps_n == 1 &&
-                     r->second.warps_m == sp.warps_m && r->second.tiles_m == sp.tiles_m &&
-                     r->second.k_steps == sp.tiles_n;
+                     r != out_.matrix_plans.end() && same_rows(r->second, sp) && r->second.k_steps == sp.tiles_n;
       }
       if (!rows_match) continue;
       out_.by_symbol[operand] = FragmentLayout::kMatrixOperand;
@@ -169,7 +171,13 @@ class LayoutInference {
     }
     // Operand tiles of warpgroup gemms whose accumulator stayed in matrix registers.
     for (const auto& [tile, acc] : warpgroup_tiles_)
-      if (out_.matrix_plans.contains(acc)) out_.swizzled_tiles.insert(tile);
+      if (out_.matrix_plans.contains(acc) && !is_fragment(tile)) out_.swizzled_tiles.insert(tile);
+    for (const GemmOp* g : matrix_gemms_) {
+      auto plan = out_.matrix_plans.find(g->c.buffer);
+      if (plan == out_.matrix_plans.end() || !plan->second.warpgroup) continue;
+      if (is_fragment(g->b.buffer) || (is_fragment(g->a.buffer) && !out_.register_operands.contains(g->a.buffer)))
+        return false;
+    }
     for (const GemmOp* g : matrix_gemms_) {
       auto plan = out_.matrix_plans.find(g->c.buffer);
       if (plan == out_.matrix_plans.end() || plan->second.warpgroup) continue;
@@ -178,10 +186,9 @@ class LayoutInference {
             !out_.swizzled_tiles.contains(operand))
           out_.padded_operand_tiles.insert(operand);
     }
-    return out_;
+    return true;
   }
 
- private:
   bool is_fragment(SymbolId id) const {
     return id < k_.symbols.size() && k_.symbols[id].kind == SymbolKind::kFragment;
   }

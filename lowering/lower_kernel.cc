@@ -392,6 +392,11 @@ absl::Status Lowerer::lower_stmt(const Stmt& s) {
   if (const auto* g = s.as<GemmOp>()) return collective([&] { return lower_gemm(s, *g); });
   if (const auto* r = s.as<ReduceOp>()) return collective([&] { return lower_reduce(s, *r); });
   if (const auto* p = s.as<ParallelOp>()) return collective([&] { return lower_parallel(s, *p); });
+  // A warpgroup product left in flight (a pipeline's deferred wait) completes before control
+  // flow: the statements that would wait for it may be inside a branch not taken.
+  if (s.as<ForOp>() != nullptr || s.as<IfOp>() != nullptr || s.as<AssignOp>() != nullptr ||
+      s.as<AtomicAddOp>() != nullptr)
+    RETURN_IF_ERROR(finish_warpgroup_products());
   if (const auto* f = s.as<ForOp>()) {
     if (thread_dep_.makes_divergent(s)) return lower_thread_stmt(s);
     return lower_for(s, *f);

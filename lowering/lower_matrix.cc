@@ -44,9 +44,10 @@ void Lowerer::declare_matrix_operand(const Symbol& sym, Storage& st, const Matri
 }
 
 absl::Status Lowerer::lower_matrix_convert(const Storage& from, const Storage& to) {
-  if (from.plan.warpgroup || from.matrices.size() != to.matrices.size())
+  if (!same_rows(from.plan, to.plan) || from.matrices.size() != to.matrices.size())
     return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": register operands converted from an "
                                             "accumulator of another layout"));
+  RETURN_IF_ERROR(finish_warpgroup_products());  // a warpgroup product may still be writing `from`
   for (size_t i = 0; i < to.matrices.size(); ++i) {
     simt::Stmt st;
     st.kind = simt::StmtKind::kMatrixConvert;
@@ -98,10 +99,15 @@ Lowerer::MatrixOrigin Lowerer::subgroup_origin(const MatrixGemmPlan& p, const si
 
 // One warpgroup_mma per strip and k step of 16, all in one commit group. Usually the group is
 // waited for at the end, so the operand tiles and the accumulators are free again when the gemm
-// ends; in a pipeline with a spare buffer (defer_warpgroup_wait_) only the group before it is.
+// ends; in a pipeline with a spare buffer (defer_warpgroup_wait_) only the group before it is,
+// and the first statement to touch accumulator elements or to branch waits for the rest
+// (finish_warpgroup_products). A is a swizzled shared tile or register operand matrices (the
+// subgroup's 16 rows of each k step: wgmma's register A fragment is mma.m16n8k16's); B is a
+// swizzled shared tile read N-major, or K-major when transposed.
 absl::Status Lowerer::lower_warpgroup_gemm(const GemmOp& op, const Storage& a, const Storage& b, const Storage& c) {
   const MatrixGemmPlan& p = c.plan;
-  if (!a.swizzled || !b.swizzled)
+  const bool a_registers = a.kind == Storage::Kind::kMatrixOperand;
+  if ((!a_registers && !a.swizzled) || !b.swizzled)
     return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": warpgroup gemm operands are not stored "
                                             "swizzled"));
   // The warpgroup's first row and column: its warp 0's accumulator origin.
@@ -113,12 +119,15 @@ absl::Status Lowerer::lower_warpgroup_gemm(const GemmOp& op, const Storage& a, c
     assign(row0, std::move(o.row));
     assign(col0, std::move(o.col));
   }
-  // Descriptor strides (PTX ISA, "Matrix Descriptor Format", swizzled layouts). A is K-major:
-  // the stride byte offset is that of 8 rows (one pattern), the leading one unused (16). B is
-  // N-major: the leading byte offset steps from one swizzled column block to the next (its rows
-  // times the swizzle width), the stride byte offset from 8 k rows to the next 8.
+  // Descriptor strides (PTX ISA, "Matrix Descriptor Format", swizzled layouts). K-major (A, and
+  // B transposed: stored n x k): the stride byte offset is that of 8 rows (one pattern), the
+  // leading one unused (16). N-major B: the leading byte offset steps from one swizzled column
+  // block to the next (its rows times the swizzle width), the stride byte offset from 8 k rows
+  // to the next 8.
   const int64_t b_rows = b.shape[b.shape.size() - 2];
-  const int64_t a_lbo = 16, a_sbo = 8 * a.swizzle, b_lbo = b_rows * b.swizzle, b_sbo = 8 * b.swizzle;
+  const bool b_k_major = op.transpose_b;
+  const int64_t a_lbo = a_registers ? 0 : 16, a_sbo = a_registers ? 0 : 8 * a.swizzle;
+  const int64_t b_lbo = b_k_major ? 16 : b_rows * b.swizzle, b_sbo = 8 * b.swizzle;
   // The swizzled layout is linear at the starts of 8-row patterns and swizzled rows (where the
   // chunk permutation is the identity): the warpgroup's first A row and B column are placed once,
   // each strip and k step adds a constant.
@@ -134,32 +143,51 @@ absl::Status Lowerer::lower_warpgroup_gemm(const GemmOp& op, const Storage& a, c
     at.back() = std::move(col);
     return tile_offset(st, at);  // a constant once the k loop is unrolled
   };
-  ASSIGN_OR_RETURN(uint32_t a0, origin(op.a, a, var(row0), i32(0)));
-  ASSIGN_OR_RETURN(uint32_t b0, origin(op.b, b, i32(0), var(col0)));
+  std::optional<uint32_t> a0;
+  if (!a_registers) {
+    ASSIGN_OR_RETURN(a0, origin(op.a, a, var(row0), i32(0)));
+  }
+  ASSIGN_OR_RETURN(uint32_t b0, b_k_major ? origin(op.b, b, var(col0), i32(0)) : origin(op.b, b, i32(0), var(col0)));
   // A product still in flight from an earlier gemm may stay so: products into the same
-  // accumulators chain in issue order; the fence orders this thread's own register writes.
+  // accumulators chain in issue order; the fence orders this thread's own register writes
+  // (accumulators and register A operands alike).
   simt::Stmt fence;
   fence.kind = simt::StmtKind::kWarpgroupFence;
   emit(std::move(fence));
-  RETURN_IF_ERROR(for_range("kk", i32(0), i32(p.k_steps), /*unroll=*/true, [&](const simt::Expr& kk) -> absl::Status {
+  auto products = [&](const simt::Expr& kk, int step) -> absl::Status {
     simt::Expr k0 = mul(kk, i32(kTile));
     for (int i = 0; i < p.tiles_m; ++i) {
       simt::Stmt m;
       m.kind = simt::StmtKind::kWarpgroupMma;
       m.id = c.matrices[static_cast<size_t>(i) * p.tiles_n];
       m.a = static_cast<uint32_t>(p.tiles_n);
-      m.array = a.id;
       m.b = b.id;
       // One by one, not `= {...}`: the offsets are trees over kk, which a braced list would copy.
-      m.operands.push_back(add(var(a0), delta(a, i32(int64_t{i} * kWarpgroupRows), k0)));
+      if (a_registers) {
+        m.space = Space::kPrivate;
+        m.array = a.matrices[static_cast<size_t>(i) * p.k_steps + static_cast<size_t>(step)];
+        m.operands.push_back(i32(0));
+      } else {
+        m.space = Space::kShared;
+        m.array = a.id;
+        m.operands.push_back(add(var(*a0), delta(a, i32(int64_t{i} * kWarpgroupRows), k0)));
+      }
       m.operands.push_back(i32(a_lbo));
       m.operands.push_back(i32(a_sbo));
-      m.operands.push_back(add(var(b0), delta(b, k0, i32(0))));
-      for (int64_t field : {b_lbo, b_sbo, a.swizzle, b.swizzle}) m.operands.push_back(i32(field));
+      m.operands.push_back(add(var(b0), b_k_major ? delta(b, i32(0), k0) : delta(b, k0, i32(0))));
+      for (int64_t field : {b_lbo, b_sbo, a_registers ? int64_t{0} : a.swizzle, b.swizzle, int64_t{b_k_major}})
+        m.operands.push_back(i32(field));
       emit(std::move(m));
     }
     return absl::OkStatus();
-  }));
+  };
+  // Matrix ids are statement fields: with A in registers the k loop is unrolled here.
+  if (a_registers) {
+    for (int step = 0; step < p.k_steps; ++step) RETURN_IF_ERROR(products(i32(step), step));
+  } else {
+    RETURN_IF_ERROR(for_range("kk", i32(0), i32(p.k_steps), /*unroll=*/true,
+                              [&](const simt::Expr& kk) -> absl::Status { return products(kk, 0); }));
+  }
   simt::Stmt commit;
   commit.kind = simt::StmtKind::kWarpgroupCommit;
   emit(std::move(commit));
@@ -189,20 +217,20 @@ absl::Status Lowerer::lower_matrix_gemm(const Stmt& s, const GemmOp& op) {
   fn_.uses_subgroup_ops = true;
   const Storage& a = storage_[op.a.buffer];
   const Storage& b = storage_[op.b.buffer];
-  const bool a_in_registers = a.kind == Storage::Kind::kMatrixOperand && !p.warpgroup && !op.transpose_a;
+  const bool a_in_registers = a.kind == Storage::Kind::kMatrixOperand && !op.transpose_a;
   if ((a.kind != Storage::Kind::kShared && !a_in_registers) || b.kind != Storage::Kind::kShared)
     return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": matrix gemm at line ", s.loc.line,
                                             " with operands outside shared memory"));
+  // The layout inference gave the operand's source and this gemm the same rows per subgroup.
+  if (a_in_registers && (!same_rows(a.plan, p) || a.plan.tiles_n != p.k_steps))
+    return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": register operand of the gemm at line ",
+                                            s.loc.line, " in another layout"));
   if (p.warpgroup) return lower_warpgroup_gemm(op, a, b, c);
   uint32_t sg = new_var("sg", DType::kI32);
   assign(sg, simt::Expr::builtin(simt::Builtin::kSubgroupId));
   const MatrixOrigin o = subgroup_origin(p, var(sg));
   MatrixSource a_src;
   if (a_in_registers) {
-    // The layout inference gave the operand's source and this gemm the same rows per subgroup.
-    if (a.plan.tiles_m != p.tiles_m || a.plan.tiles_n != p.k_steps)
-      return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": register operand of the gemm at line ",
-                                              s.loc.line, " in another layout"));
     a_src.registers = &a.matrices;
   } else {
     a_src = shared_operand(op.a, a, op.transpose_a);

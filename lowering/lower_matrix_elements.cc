@@ -33,9 +33,10 @@ constexpr int kQuadLanes = 4;
 
 absl::Status Lowerer::for_matrix_elements(const Storage& m, const MatrixElementFn& fn) {
   const MatrixGemmPlan& p = m.plan;
-  if (p.warpgroup || !matrix_elements_addressable(target_))
-    return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": the elements of a warpgroup accumulator, or "
-                                            "of one on ", target_.name(), ", are not the lane's to address"));
+  if (!matrix_elements_addressable(target_))
+    return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": the elements of a matrix accumulator on ",
+                                            target_.name(), " are not the lane's to address"));
+  RETURN_IF_ERROR(finish_warpgroup_products());  // a warpgroup product may still be writing them
   const MatrixOrigin origin = subgroup_origin(p, simt::Expr::builtin(simt::Builtin::kSubgroupId));
   uint32_t group = new_var("lane_group", DType::kI32), quad = new_var("lane_quad", DType::kI32);
   {
@@ -56,8 +57,8 @@ absl::Status Lowerer::for_matrix_elements(const Storage& m, const MatrixElementF
   return absl::OkStatus();
 }
 
-bool Lowerer::copies_matrix_elements(const Storage& from, const Storage& to) const {
-  return to.kind == Storage::Kind::kShared && !from.plan.warpgroup && matrix_elements_addressable(target_);
+bool Lowerer::copies_matrix_elements(const Storage& /*from*/, const Storage& to) const {
+  return to.kind == Storage::Kind::kShared && matrix_elements_addressable(target_);
 }
 
 absl::Status Lowerer::lower_matrix_copy_elements(const Storage& from, const Region& dst) {
@@ -69,7 +70,7 @@ absl::Status Lowerer::lower_matrix_copy_elements(const Storage& from, const Regi
 
 absl::Status Lowerer::for_matrix_rows(const MatrixGemmPlan& p,
                                      const std::function<absl::Status(int slot, const simt::Expr& row)>& fn) {
-  if (p.warpgroup || p.warps_n != 1)
+  if (row_sharers(p) != 1)
     return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": matrix row vectors of a plan without whole rows"));
   const MatrixOrigin origin = subgroup_origin(p, simt::Expr::builtin(simt::Builtin::kSubgroupId));
   uint32_t group = new_var("lane_group", DType::kI32);
@@ -118,7 +119,7 @@ absl::Status Lowerer::lower_matrix_row_reduce(const Stmt& s, const ReduceOp& op)
   const Storage& src = storage_[op.src.buffer];
   const Storage& dst = storage_[op.dst.buffer];
   const MatrixGemmPlan& p = src.plan;
-  if (p.warpgroup || src.shape.size() != 2 || op.dim != 1 || !matrix_elements_addressable(target_) ||
+  if (src.shape.size() != 2 || op.dim != 1 || !matrix_elements_addressable(target_) ||
       !target_.has(TargetFeature::kSubgroupClustered))
     return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": matrix accumulator ",
                                             kernel_.symbol(op.src.buffer).name,
@@ -130,23 +131,29 @@ absl::Status Lowerer::lower_matrix_row_reduce(const Stmt& s, const ReduceOp& op)
   const int64_t rows = src.shape[0];
   // A matrix row vector of the same rows: every lane of the quad keeps the result.
   const bool in_registers = dst.kind == Storage::Kind::kMatrixRows;
-  if (in_registers && (dst.plan.warps_m != p.warps_m || dst.plan.tiles_m != p.tiles_m || p.warps_n != 1))
+  if (in_registers && !same_rows(dst.plan, p))
     return absl::InternalError(absl::StrCat("kernel ", kernel_.name, ": row vector ", kernel_.symbol(op.dst.buffer).name,
                                             " of other rows than the accumulator reduced into it"));
+  RETURN_IF_ERROR(finish_warpgroup_products());  // a warpgroup product may still be writing src
   // Every row in one subgroup and a destination every lane can write: no parts to combine.
-  const bool in_place = in_registers || (p.warps_n == 1 && dst.kind == Storage::Kind::kShared);
+  const int sharers = row_sharers(p);
+  const bool in_place = in_registers || (sharers == 1 && dst.kind == Storage::Kind::kShared);
   uint32_t parts = 0;
   if (!in_place) {
-    const int64_t bytes = rows * p.warps_n * dtype_size(t);
+    const int64_t bytes = rows * sharers * dtype_size(t);
     if (bytes > scratch_budget_bytes_)
       return absl::ResourceExhaustedError(absl::StrCat("kernel ", kernel_.name, ": reduction at line ", s.loc.line,
                                                        " needs ", bytes, " bytes of shared scratch, but only ",
                                                        scratch_budget_bytes_, " bytes are left"));
-    parts = scratch(t, rows * p.warps_n);
+    parts = scratch(t, rows * sharers);
     barrier_now();  // earlier readers of the scratch are done
   }
   const simt::Expr sg = simt::Expr::builtin(simt::Builtin::kSubgroupId);
   const MatrixOrigin origin = subgroup_origin(p, sg);
+  // Which of the row's sharers this subgroup is: its column part (matrix_origin's order).
+  simt::Expr part = p.warpgroup ? bin(BinaryOp::kMod, bin(BinaryOp::kDiv, sg, i32(kWarpgroupThreads / p.subgroup_size)),
+                                      i32(p.groups_n))
+                                : bin(BinaryOp::kMod, sg, i32(p.warps_n));
   const simt::Expr lane = simt::Expr::builtin(simt::Builtin::kSubgroupLane);
   uint32_t group = new_var("lane_group", DType::kI32), first_in_quad = new_var("quad_first", DType::kBool);
   assign(group, bin(BinaryOp::kDiv, lane, i32(kQuadLanes)));
@@ -182,7 +189,7 @@ absl::Status Lowerer::lower_matrix_row_reduce(const Stmt& s, const ReduceOp& op)
           st.kind = simt::StmtKind::kStore;
           st.space = Space::kShared;
           st.id = parts;
-          st.operands = {add(mul(row, i32(p.warps_n)), bin(BinaryOp::kMod, sg, i32(p.warps_n))), var(reduced)};
+          st.operands = {add(mul(row, i32(sharers)), part), var(reduced)};
           emit(std::move(st));
           return absl::OkStatus();
         }
@@ -197,7 +204,7 @@ absl::Status Lowerer::lower_matrix_row_reduce(const Stmt& s, const ReduceOp& op)
     }
   if (in_place) return absl::OkStatus();
   barrier_now();  // every subgroup's parts are in the scratch
-  return combine_row_parts(op, parts, p.warps_n);
+  return combine_row_parts(op, parts, sharers);
 }
 
 }  // namespace tilert::lowering

@@ -128,6 +128,19 @@ std::optional<MatrixGemmPlan> warpgroup_plan(int64_t m, int64_t n, int64_t k, in
 
 }  // namespace
 
+int row_sharers(const MatrixGemmPlan& p) { return p.warpgroup ? p.groups_n : p.warps_n; }
+
+int64_t plan_rows(const MatrixGemmPlan& p) {
+  return p.warpgroup ? int64_t{p.groups_m} * p.tiles_m * kWarpgroupRows : int64_t{p.warps_m} * p.tiles_m * kMatrixTile;
+}
+
+bool same_rows(const MatrixGemmPlan& a, const MatrixGemmPlan& b) {
+  if (row_sharers(a) != 1 || row_sharers(b) != 1 || a.tiles_m != b.tiles_m || plan_rows(a) != plan_rows(b))
+    return false;
+  // Same kind: the same split. Mixed: only one strip each gives both the 16 s row origin.
+  return a.warpgroup == b.warpgroup || a.tiles_m == 1;
+}
+
 bool matrix_elements_addressable(const TargetDescription& target) {
   return target.api == ApiKind::kPtx && target.min_subgroup_size() == 32 && target.max_subgroup_size() == 32;
 }
@@ -193,16 +206,19 @@ MatrixPlanResult plan_matrix_gemm(const Kernel& kernel, const GemmOp& op, const 
     out.why_not = absl::StrCat("the block's ", kernel.threads, " threads are not whole subgroups of ", sg);
     return out;
   }
-  // wgmma reads A K-major and B N-major from their descriptors: transposed operands (and staged
-  // fragments) take the mma plans, whose loads read either order.
-  const bool warpgroup_operands = allow_warpgroup && !op.transpose_a && !op.transpose_b &&
-                                  kernel.symbol(op.a.buffer).kind == SymbolKind::kShared &&
+  // wgmma reads A K-major from its descriptor (or from registers: an untransposed fragment
+  // operand) and B either way; a transposed A takes the mma plans, whose loads read either order.
+  const bool a_fragment = kernel.symbol(op.a.buffer).kind == SymbolKind::kFragment;
+  const bool warpgroup_operands = allow_warpgroup && !op.transpose_a &&
+                                  (kernel.symbol(op.a.buffer).kind == SymbolKind::kShared ||
+                                   (a_fragment && stage_fragments)) &&
                                   kernel.symbol(op.b.buffer).kind == SymbolKind::kShared;
   const int64_t b_row = warpgroup_operands ? swizzled_row_elements(kernel, op.b) : 0;
-  if (b_row > 0 && has_wgmma(target, a_type) && swizzled_row_elements(kernel, op.a) > 0) {
-    // Warpgroups side by side along n start their B columns at a swizzled row's start.
+  if (b_row > 0 && has_wgmma(target, a_type) && (a_fragment || swizzled_row_elements(kernel, op.a) > 0)) {
+    // Warpgroups side by side along n start their N-major B columns at a swizzled row's start
+    // (K-major B rows at multiples of 16, which any split gives).
     std::optional<MatrixGemmPlan> p = warpgroup_plan(m, n, k, kernel.threads, a_type);
-    if (p && (p->groups_n == 1 || (n / p->groups_n) % b_row == 0)) {
+    if (p && (p->groups_n == 1 || op.transpose_b || (n / p->groups_n) % b_row == 0)) {
       out.plan = p;
       return out;
     }

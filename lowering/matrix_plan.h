@@ -41,6 +41,18 @@ struct MatrixGemmPlan {
   bool operator==(const MatrixGemmPlan&) const = default;
 };
 
+// Subgroups that hold parts of each row of C (mma: warps_n; warpgroup: groups_n); 1 means every
+// row lies whole in one subgroup, so a reduction along the rows needs no exchange between them.
+int row_sharers(const MatrixGemmPlan& p);
+// Rows of C the plan covers.
+int64_t plan_rows(const MatrixGemmPlan& p);
+// Whether two plans give every subgroup the same rows of C, strip i of one being strip i of the
+// other, with whole rows per subgroup: a warpgroup plan with one 64-row strip per warpgroup puts
+// rows 16 s .. 16 s + 15 in subgroup s, as an mma plan with one 16-row strip per subgroup does.
+// The lane's elements of a 16x16 accumulator are the same in both (ptx_warpgroup.cc), so such
+// accumulators, row vectors and register operands can be shared between the two kinds.
+bool same_rows(const MatrixGemmPlan& a, const MatrixGemmPlan& b);
+
 // The swizzle width in bytes (32, 64 or 128; 0: none fits) of a warpgroup gemm operand tile
 // whose rows are `row_bytes` long: a row of 32 or 64 bytes is one swizzled row, longer rows are
 // cut into 128-byte column blocks.
@@ -78,8 +90,11 @@ struct MatrixPlanResult {
 };
 inline constexpr int kMaxMatrixTilesPerSubgroup = 16;
 // With `allow_warpgroup`, a warpgroup plan is preferred where the target has wgmma for the
-// operand type, the block is whole warpgroups, both operand regions start at multiples of 8 in
+// operand type, the block is whole warpgroups, the operand regions start at multiples of 8 in
 // both dimensions, and the C tile splits into 64-row strips and at most 256 columns per group.
+// A is a shared tile read K-major, or (with `stage_fragments`) an untransposed fragment, which the
+// layout inference then keeps in registers as wgmma's register A operand or takes the plan back;
+// B is a shared tile read N-major, or K-major when transposed.
 // With `whole_rows`, an mma plan keeps every row of C in one subgroup (warps_n = 1) where such a
 // split exists: a reduction along the rows then needs no exchange between subgroups.
 MatrixPlanResult plan_matrix_gemm(const Kernel& kernel, const GemmOp& op, const TargetDescription& target,

@@ -81,7 +81,7 @@ class RowVectorSearch {
       if (!fallen.contains(v)) vectors.insert(v);
     std::optional<MatrixGemmPlan> plan = common_rows();
     if (vectors.empty() || !plan) return;
-    const int64_t rows = int64_t{plan->warps_m} * plan->tiles_m * kMatrixTile;
+    const int64_t rows = plan_rows(*plan);
     for (SymbolId v : vectors)
       if (*vector_length(k_, v) != rows) return;
     for (SymbolId v : vectors) out_.by_symbol[v] = FragmentLayout::kMatrixRows;
@@ -92,15 +92,14 @@ class RowVectorSearch {
  private:
   bool candidate(SymbolId id) const { return candidates_.contains(id); }
 
-  // The plan every followed accumulator shares: mma, whole rows per subgroup, the same rows.
+  // The plan every followed accumulator shares: whole rows per subgroup, the same rows (same_rows).
   std::optional<MatrixGemmPlan> common_rows() const {
     std::optional<MatrixGemmPlan> plan;
     for (SymbolId m : followed_) {
       auto it = out_.matrix_plans.find(m);
       if (out_.of(m) != FragmentLayout::kMatrix || it == out_.matrix_plans.end()) return std::nullopt;
       const MatrixGemmPlan& p = it->second;
-      if (p.warpgroup || p.warps_n != 1) return std::nullopt;
-      if (plan && (plan->warps_m != p.warps_m || plan->tiles_m != p.tiles_m)) return std::nullopt;
+      if (row_sharers(p) != 1 || (plan && !same_rows(*plan, p))) return std::nullopt;
       if (!plan) plan = p;
     }
     return plan;

@@ -365,9 +365,14 @@ class Printer {
         return;
       case StmtKind::kWarpgroupMma: {
         auto op = [&](size_t i) { return i < s.operands.size() ? expr(s.operands[i]) : std::string("?"); };
-        absl::StrAppend(out, pad, matrix_name(s.id), "..+", s.a, " += warpgroup_mma ",
-                        array_name(Space::kShared, s.array), "[", op(0), "] strides ", op(1), ", ", op(2), " * ",
-                        array_name(Space::kShared, s.b), "[", op(3), "] strides ", op(4), ", ", op(5), "\n");
+        const std::string a = s.space == Space::kShared
+                                  ? absl::StrCat(array_name(Space::kShared, s.array), "[", op(0), "] strides ", op(1),
+                                                 ", ", op(2))
+                                  : matrix_name(s.array);
+        const bool b_k_major = s.operands.size() > 8 && expr(s.operands[8]) != "0";
+        absl::StrAppend(out, pad, matrix_name(s.id), "..+", s.a, " += warpgroup_mma ", a, " * ",
+                        array_name(Space::kShared, s.b), "[", op(3), "] strides ", op(4), ", ", op(5),
+                        b_k_major ? " k-major" : "", "\n");
         return;
       }
       case StmtKind::kWarpgroupCommit:

@@ -181,14 +181,17 @@ struct Expr {
   X(kWarpgroupMma, "warpgroup_mma") /* 4 subgroups of 32 (a warpgroup) together: D[64 x N] +=  \
                                      A[64 x 16] * B[16 x N], N = 16 a. id: the first of `a`   \
                                      consecutive accumulators, this subgroup's rows 16 w .. of \
-                                     D (w: subgroup index in its warpgroup); array, b: shared  \
-                                     arrays of A and B; operands [A offset, A leading byte     \
-                                     offset, A stride byte offset, B offset, B leading, B      \
-                                     stride (, A swizzle, B swizzle)]: offsets in elements of  \
-                                     the operand's start, the byte offsets and swizzle widths  \
-                                     (0 none, 32, 64, 128 bytes) as the wgmma matrix           \
-                                     descriptor has them. A is K-major, B N-major.             \
-                                     Asynchronous: see warpgroup_commit / _wait */             \
+                                     D (w: subgroup index in its warpgroup); b: shared array  \
+                                     of B; space kShared: array is the shared array of A;      \
+                                     space kPrivate: array is an A matrix, the subgroup's 16   \
+                                     rows of A (A operand fields unused); operands [A offset,  \
+                                     A leading byte offset, A stride byte offset, B offset, B  \
+                                     leading, B stride (, A swizzle, B swizzle (, B K-major))]: \
+                                     offsets in elements of the operand's start, the byte      \
+                                     offsets and swizzle widths (0 none, 32, 64, 128 bytes) as \
+                                     the wgmma matrix descriptor has them. A is K-major; B     \
+                                     N-major (stored k x n), or K-major (n x k) when the last  \
+                                     operand is 1. Asynchronous: see warpgroup_commit / _wait */ \
   X(kWarpgroupCommit, "warpgroup_commit") /* closes the group of warpgroup_mma issued so far */ \
   X(kWarpgroupWait, "warpgroup_wait")  /* a: waits until at most `a` committed groups are in    \
                                           flight; their accumulators may then be read */        \

@@ -16,8 +16,10 @@
 // (0 none, 1 128-byte, 2 64-byte, 3 32-byte); the base offset (49-51) stays 0, so a swizzled
 // operand's repeating pattern starts at a multiple of its size (8 rows of the swizzle width).
 // What the two byte offsets step over depends on the layout and is the lowering's business; the
-// statement carries them as the descriptor wants them. A is read K-major (imm-trans-a 0); B is
-// stored k x n with n contiguous: MN-major, imm-trans-b 1.
+// statement carries them as the descriptor wants them. A is read K-major (imm-trans-a 0) from
+// shared memory, or from registers: the 4 registers of an A matrix of ptx_matrix.cc, whose layout
+// (mma.m16n8k16's A fragment) is wgmma's register fragment of A for the warp's 16 rows. B is
+// stored k x n with n contiguous (MN-major, imm-trans-b 1) or n x k (K-major, imm-trans-b 0).
 #include "absl/strings/str_cat.h"
 #include "backends/cuda/ptx_function.h"
 #include "ir/status.h"
@@ -30,6 +32,7 @@ using simt::Stmt;
 using simt::StmtKind;
 
 constexpr int kAccumulatorRegisters = 8;  // per 16x16 accumulator and lane (ptx_matrix.cc)
+constexpr int kARegisters = 4;            // per 16x16 A matrix and lane
 constexpr int64_t kMaxDescriptorBytes = int64_t{1} << 18;  // 14 bits of 16-byte units
 
 bool has_wgmma(const lowering::TargetDescription& target, DType input) {
@@ -120,13 +123,21 @@ absl::StatusOr<std::string> FunctionEmitter::matrix_descriptor(uint32_t array, c
 }
 
 absl::Status FunctionEmitter::warpgroup_mma(const Stmt& s) {
-  if (s.array >= f_.shared.size() || s.b >= f_.shared.size())
-    return error(absl::StrCat("warpgroup_mma: no shared array #", std::max(s.array, s.b)));
-  const DType input = f_.shared[s.array].type;
+  const bool a_registers = s.space == simt::Space::kPrivate;
+  if ((!a_registers && s.array >= f_.shared.size()) || s.b >= f_.shared.size())
+    return error(absl::StrCat("warpgroup_mma: no shared array #", !a_registers && s.array >= f_.shared.size() ? s.array : s.b));
+  const simt::MatrixVariable* a_matrix = nullptr;
+  if (a_registers) {
+    ASSIGN_OR_RETURN(a_matrix, matrix(s.array, "warpgroup_mma"));
+    if (a_matrix->use != MatrixUse::kA)
+      return error(absl::StrCat("warpgroup_mma: register operand ", a_matrix->name, " is not an A matrix"));
+  }
+  const DType input = a_registers ? a_matrix->type : f_.shared[s.array].type;
+  const std::string a_name = a_registers ? a_matrix->name : f_.shared[s.array].name;
   if (f_.shared[s.b].type != input || (input != DType::kF16 && input != DType::kBF16))
-    return unimplemented(absl::StrCat("warpgroup_mma of ", f_.shared[s.array].name, " (",
-                                      av(dtype_name(input)), ") and ", f_.shared[s.b].name, " (",
-                                      av(dtype_name(f_.shared[s.b].type)), "); A and B are both f16 or both bf16"));
+    return unimplemented(absl::StrCat("warpgroup_mma of ", a_name, " (", av(dtype_name(input)), ") and ",
+                                      f_.shared[s.b].name, " (", av(dtype_name(f_.shared[s.b].type)),
+                                      "); A and B are both f16 or both bf16"));
   if (!has_wgmma(target_, input))
     return unimplemented(absl::StrCat("warpgroup_mma: ", target_.arch, " has no wgmma.mma_async for ",
                                       av(dtype_name(input)), " (sm_90a)"));
@@ -144,13 +155,21 @@ absl::Status FunctionEmitter::warpgroup_mma(const Stmt& s) {
     for (int r = 0; r < kAccumulatorRegisters; ++r) absl::StrAppend(&d, j || r ? ", " : "", matrix_reg(s.id + j, r));
   }
   d += "}";
-  if (s.operands.size() != 6 && s.operands.size() != 8)
-    return error(absl::StrCat("warpgroup_mma with ", s.operands.size(), " operands (6, or 8 with the swizzles)"));
+  if (s.operands.size() != 6 && s.operands.size() != 8 && s.operands.size() != 9)
+    return error(absl::StrCat("warpgroup_mma with ", s.operands.size(),
+                              " operands (6, 8 with the swizzles, 9 with B's major order)"));
   for (size_t i = 1; i < s.operands.size(); ++i)
     if (i != 3 && !integer_operand(s.operands[i]))
       return error(absl::StrCat("warpgroup_mma: operand ", i, " (a descriptor field) is not a constant"));
   auto field = [&](size_t i) { return i < s.operands.size() ? *integer_operand(s.operands[i]) : int64_t{0}; };
-  ASSIGN_OR_RETURN(std::string a_desc, matrix_descriptor(s.array, s.operands[0], field(1), field(2), field(6)));
+  std::string a_operand;
+  if (a_registers) {
+    a_operand = "{";
+    for (int r = 0; r < kARegisters; ++r) absl::StrAppend(&a_operand, r ? ", " : "", matrix_reg(s.array, r));
+    a_operand += "}";
+  } else {
+    ASSIGN_OR_RETURN(a_operand, matrix_descriptor(s.array, s.operands[0], field(1), field(2), field(6)));
+  }
   ASSIGN_OR_RETURN(std::string b_desc, matrix_descriptor(s.b, s.operands[3], field(4), field(5), field(7)));
   const std::string one = prologue_register("one", RegClass::kB32, [](const std::string& r) {
     return absl::StrCat("\tmov.u32 ", r, ", 1;\n");
@@ -159,9 +178,11 @@ absl::Status FunctionEmitter::warpgroup_mma(const Stmt& s) {
     return absl::StrCat("\tsetp.ne.u32 ", p, ", ", one, ", 0;\n");
   });
   const char* t = input == DType::kBF16 ? "bf16" : "f16";
-  // D = A * B + D (scale-d true), no negation, A K-major (0), B MN-major (1).
-  line("wgmma.mma_async.sync.aligned.m64n", n, "k16.f32.", t, ".", t, " ", d, ", ", a_desc, ", ",
-       b_desc, ", ", always_accumulate, ", 1, 1, 0, 1");
+  // D = A * B + D (scale-d true), no negation; A K-major (imm-trans-a 0, only with a descriptor);
+  // B MN-major (imm-trans-b 1) or K-major (0).
+  const int trans_b = field(8) != 0 ? 0 : 1;
+  line("wgmma.mma_async.sync.aligned.m64n", n, "k16.f32.", t, ".", t, " ", d, ", ", a_operand, ", ", b_desc, ", ",
+       always_accumulate, ", 1, 1, ", a_registers ? "" : "0, ", trans_b);
   return absl::OkStatus();
 }
 

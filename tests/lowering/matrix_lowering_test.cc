@@ -253,25 +253,64 @@ TEST_CASE("attention's gemms on PTX: both accumulators in matrix registers, the 
   CHECK(l.register_operands == std::map<SymbolId, SymbolId>{{probs, scores}});
   CHECK(l.matrix_operand_fragments.empty());
   CHECK(l.matrix_copy_destinations.empty());
+  // sm_90a: one warpgroup multiplies the one 64-row strip (warp w rows 16 w ..), 4 accumulators
+  // of 16 columns per warp; sm_80: mma plans with the same rows per warp.
+  FragmentLayouts l80 = infer_fragment_layouts(k, sm80(), true);
+  CHECK(l80.register_operands == l.register_operands);
   for (SymbolId acc : {scores, symbol(k, "acc")}) {
     const MatrixGemmPlan& p = l.matrix_plans.at(acc);
-    CHECK(!p.warpgroup);
-    CHECK(p.warps_n == 1);
+    CHECK(p.warpgroup);
+    CHECK(p.groups_m == 1);
+    CHECK(p.groups_n == 1);
     CHECK(p.tiles_m == 1);
     CHECK(p.tiles_n == 4);
+    const MatrixGemmPlan& q = l80.matrix_plans.at(acc);
+    CHECK(!q.warpgroup);
+    CHECK(q.warps_m == 4);
+    CHECK(q.warps_n == 1);
+    CHECK(q.tiles_m == 1);
+    CHECK(q.tiles_n == 4);
+    CHECK(same_rows(p, q));
   }
+  CHECK(l.swizzled_tiles == std::set<SymbolId>{symbol(k, "Qs"), symbol(k, "Ks"), symbol(k, "Vs")});
+  CHECK(l80.swizzled_tiles.empty());
   for (const TargetDescription* t : {&sm80(), &sm90a()}) {
     INFO(t->name());
     absl::StatusOr<simt::Function> f = lower_kernel(k, *t, {.warpgroup_mma = true});
     REQUIRE_MESSAGE(f.ok(), f.status().ToString());
-    // Both gemms: 4 k steps of 1 x 4 products per warp.
-    CHECK(count(f->body, simt::StmtKind::kMatrixMulAdd) == 2 * 4 * 4);
-    // Loads: the first gemm 1 A and 4 B per k step, the second only its 4 B (A is in registers).
-    CHECK(count(f->body, simt::StmtKind::kMatrixLoad) == 4 * (1 + 4) + 4 * 4);
+    if (t == &sm80()) {
+      // Both gemms: 4 k steps of 1 x 4 products per warp.
+      CHECK(count(f->body, simt::StmtKind::kMatrixMulAdd) == 2 * 4 * 4);
+      // Loads: the first gemm 1 A and 4 B per k step, the second only its 4 B (A is in registers).
+      CHECK(count(f->body, simt::StmtKind::kMatrixLoad) == 4 * (1 + 4) + 4 * 4);
+      CHECK(count(f->body, simt::StmtKind::kWarpgroupMma) == 0);
+    } else {
+      // Both gemms: one m64n64k16 per k step, reading the shared tiles themselves; the second's
+      // A is the warp's probs matrix of the step (in registers), the first's B is Ks K-major.
+      CHECK(count(f->body, simt::StmtKind::kMatrixMulAdd) == 0);
+      CHECK(count(f->body, simt::StmtKind::kMatrixLoad) == 0);
+      int shared_a = 0, register_a = 0, k_major_b = 0;
+      std::function<void(const simt::Body&)> walk = [&](const simt::Body& body) {
+        for (const simt::Stmt& st : body) {
+          if (st.kind == simt::StmtKind::kWarpgroupMma) {
+            REQUIRE(st.operands.size() == 9);
+            shared_a += st.space == simt::Space::kShared;
+            register_a += st.space == simt::Space::kPrivate;
+            k_major_b += st.operands[8].int_value == 1;
+            if (st.space == simt::Space::kPrivate) CHECK(f->matrices.at(st.array).use == simt::MatrixUse::kA);
+          }
+          walk(st.body);
+          walk(st.else_body);
+        }
+      };
+      walk(f->body);
+      CHECK(shared_a == 4);
+      CHECK(register_a == 4);
+      CHECK(k_major_b == 4);
+    }
     CHECK(count(f->body, simt::StmtKind::kMatrixConvert) == 4);
     // Only the copy of acc out to global memory stages accumulators (4 per subgroup).
     CHECK(count(f->body, simt::StmtKind::kMatrixStore) == 4);
-    CHECK(count(f->body, simt::StmtKind::kWarpgroupMma) == 0);
     // exp2(scores * 0.125) and acc * 0.5: every element of the lane's 4 + 4 accumulators.
     CHECK(count(f->body, simt::StmtKind::kMatrixElementStore) == 2 * 4 * 8);
     CHECK(shared_array(*f, "probs") == nullptr);
@@ -340,16 +379,21 @@ TEST_CASE("attention with 128 query rows: scores reduced by quads in matrix regi
   CHECK(l.register_operands == std::map<SymbolId, SymbolId>{{symbol(k, "probs"), scores}});
   CHECK(l.matrix_copy_destinations.empty());
   // Every row of the 128x64 scores in one warp: 8 warps of 16 rows, 1 x 4 accumulators each;
-  // the output accumulator's warps take the same rows, 1 x 8 accumulators each.
+  // the output accumulator's warps take the same rows, 1 x 8 accumulators each. On sm_90a two
+  // warpgroups of one 64-row strip each (m64n64k16 and m64n128k16 products), on sm_80 mma plans.
   const MatrixGemmPlan& p = l.matrix_plans.at(scores);
-  CHECK(!p.warpgroup);
-  CHECK(p.warps_m == 8);
-  CHECK(p.warps_n == 1);
+  CHECK(p.warpgroup);
+  CHECK(p.groups_m == 2);
+  CHECK(p.groups_n == 1);
   CHECK(p.tiles_m == 1);
   CHECK(p.tiles_n == 4);
   const MatrixGemmPlan& pa = l.matrix_plans.at(symbol(k, "acc"));
-  CHECK(pa.warps_m == 8);
+  CHECK(pa.groups_m == 2);
   CHECK(pa.tiles_n == 8);
+  const MatrixGemmPlan& p80 = infer_fragment_layouts(k, sm80(), true).matrix_plans.at(scores);
+  CHECK(p80.warps_m == 8);
+  CHECK(p80.warps_n == 1);
+  CHECK(same_rows(p, p80));
   for (const TargetDescription* t : {&sm80(), &sm90a()}) {
     INFO(t->name());
     absl::StatusOr<simt::Function> f = lower_kernel(k, *t, {.warpgroup_mma = true});
@@ -363,13 +407,19 @@ TEST_CASE("attention with 128 query rows: scores reduced by quads in matrix regi
     CHECK(shared_array(*f, "matrix_operand_bf16") == nullptr);
     CHECK(shared_array(*f, "probs") == nullptr);
     CHECK(shared_array(*f, "scratch_f32") == nullptr);
-    // Qs (128 padded rows of 136: ldmatrix reads it without bank conflicts) 34816 + Ks, Vs (two
-    // stages of 64 padded rows of 136) 2 * 34816 + the copy out's staging (8 warps x 16 x 16
-    // f32) 8192. The f32 product staging tile (36864), the probabilities'
+    // sm_80: Qs (128 padded rows of 136: ldmatrix reads it without bank conflicts) 34816 + Ks,
+    // Vs (two stages of 64 padded rows of 136) 2 * 34816 + the copy out's staging (8 warps x
+    // 16 x 16 f32) 8192. The f32 product staging tile (36864), the probabilities'
     // tile (18432), m, l, rescale (1536) and the row sum's scratch (512) are gone: two blocks
-    // fit an H100 / H200 SM's 228 KB.
-    CHECK(f->shared_bytes() == 112640);
-    CHECK(shared_array(*f, "Qs")->count == 128 * 136);
+    // fit an H100 / H200 SM's 228 KB. sm_90a: the tiles swizzled for wgmma, unpadded (32768
+    // each, the stages' mbarriers in the swizzle alignment's slack).
+    if (t == &sm80()) {
+      CHECK(f->shared_bytes() == 112640);
+      CHECK(shared_array(*f, "Qs")->count == 128 * 136);
+    } else {
+      CHECK(f->shared_bytes() == 106496);
+      CHECK(shared_array(*f, "Qs")->count == 128 * 128);
+    }
     // One workgroup barrier per key block (the pipeline's) and one after the loop: nothing
     // else of the loop body passes through shared memory.
     int barriers = 0;
@@ -473,12 +523,14 @@ TEST_CASE("staged matrix gemms: staging that does not fit keeps the plain path")
 
 TEST_CASE("matrix plan: gemms that stay on the plain path say why") {
   // The accumulator read element-wise by a parallel body: in matrix registers on PTX with an mma
-  // plan, distributed registers with a warpgroup plan (products in flight) and on SPIR-V.
+  // or a warpgroup plan (the products complete before the first element is read), distributed
+  // registers on SPIR-V.
   Kernel par = parsed(gemm_kernel(128, "gemm As, Bs -> acc",
                                   "parallel i, j in 0 .. 128, 0 .. 128 { C[by * 128 + i, bx * 128 + j] = acc[i, j] * 2.0 }"));
   CHECK(infer_fragment_layouts(par, sm90a()).of(symbol(par, "acc")) == FragmentLayout::kMatrix);
-  CHECK(infer_fragment_layouts(par, sm90a(), true).of(symbol(par, "acc")) == FragmentLayout::kDistributed);
-  CHECK(infer_fragment_layouts(par, sm90a(), true).swizzled_tiles.empty());
+  CHECK(infer_fragment_layouts(par, sm90a(), true).of(symbol(par, "acc")) == FragmentLayout::kMatrix);
+  CHECK(infer_fragment_layouts(par, sm90a(), true).matrix_plans.at(symbol(par, "acc")).warpgroup);
+  CHECK(infer_fragment_layouts(par, sm90a(), true).swizzled_tiles.size() == 2);
   // Read at another element (a transposed read): distributed everywhere.
   Kernel other = parsed(gemm_kernel(128, "gemm As, Bs -> acc",
                                     "parallel i, j in 0 .. 128, 0 .. 128 { C[by * 128 + i, bx * 128 + j] = acc[j, i] }"));

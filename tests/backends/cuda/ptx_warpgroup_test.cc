@@ -3,6 +3,8 @@
 // for sm_90a, the descriptor fields in the text, and errors for targets and operands it cannot take.
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <tuple>
 
@@ -47,6 +49,7 @@ simt::Function warpgroup_kernel(DType input, int n_tiles, Expr a_offset) {
   mma.id = 0;
   mma.a = static_cast<uint32_t>(n_tiles);
   mma.array = 0;
+  mma.space = simt::Space::kShared;
   mma.b = 1;
   mma.operands = {std::move(a_offset), i32(128), i32(256), i32(0), i32(16 * 16 * n_tiles), i32(128)};
   f.body.push_back(mma);
@@ -84,6 +87,55 @@ TEST_CASE("a warpgroup product assembles for sm_90a with the descriptor fields i
   absl::StatusOr<std::string> ptx = emit_ptx(f, target("ptx:sm_90a"));
   REQUIRE_MESSAGE(ptx.ok(), ptx.status().ToString());
   CHECK(contains(*ptx, "m64n64k16"));
+}
+
+TEST_CASE("a warpgroup product with A in registers and B K-major assembles for sm_90a") {
+  // A: the warp's 16 rows as an A matrix (4 registers, mma.m16n8k16's A fragment); B stored
+  // n x k (K-major, imm-trans-b 0), 128-byte rows swizzled: stride byte offset 8 rows = 1024.
+  simt::Function f = warpgroup_kernel(DType::kBF16, 4, i32(0));
+  f.shared[1] = {"b_tile", DType::kBF16, 64 * 64, 1024};
+  const uint32_t a = static_cast<uint32_t>(f.matrices.size());
+  f.matrices.push_back({"probs", simt::MatrixUse::kA, DType::kBF16});
+  Stmt& mma = f.body[7];
+  REQUIRE(mma.kind == StmtKind::kWarpgroupMma);
+  mma.space = simt::Space::kPrivate;
+  mma.array = a;
+  mma.operands = {i32(0), i32(0), i32(0), i32(0), i32(16), i32(1024), i32(0), i32(128), i32(1)};
+  absl::StatusOr<std::string> ptx = emit_ptx(f, target("ptx:sm_90a"));
+  REQUIRE_MESSAGE(ptx.ok(), ptx.status().ToString());
+  const std::string a_regs = "{%mat4_0, %mat4_1, %mat4_2, %mat4_3}";
+  CHECK(contains(*ptx, "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%mat0_0,"));
+  CHECK(contains(*ptx, absl::StrCat("%mat3_7}, ", a_regs, ", %rd")));
+  CHECK(contains(*ptx, ", 1, 1, 0;"));  // scale-a, scale-b, imm-trans-b 0; no imm-trans-a
+  // B's fields: LBO 16 >> 4 = 1, SBO 1024 >> 4 = 64, 128-byte swizzle (mode 1).
+  CHECK(contains(*ptx, absl::StrCat(", ", (uint64_t{1} << 16) | (uint64_t{64} << 32) | (uint64_t{1} << 62), ";")));
+  check_sm90a_assembles(*ptx);
+  // The register operand must be an A matrix.
+  simt::Function wrong = f;
+  wrong.body[7].array = 0;
+  absl::Status s = emit_ptx(wrong, target("ptx:sm_90a")).status();
+  CHECK(contains(std::string(s.message()), "is not an A matrix"));
+}
+
+TEST_CASE("attention kernels lowered with warpgroup plans assemble for sm_90a") {
+  // Q K^T with K read K-major, P V with the probabilities in registers (tests/bench/kernels).
+  std::ifstream in(std::string(TILERT_SOURCE_DIR) + "/tests/bench/kernels/flash_attention_m128.tile");
+  REQUIRE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<Module> m = parse_tile(text.str());
+  REQUIRE_MESSAGE(m.ok(), m.status().ToString());
+  for (const Kernel& k : m->kernels) {
+    INFO(k.name);
+    absl::StatusOr<simt::Function> f = lowering::lower_kernel(k, target("ptx:sm_90a"), {.warpgroup_mma = true});
+    REQUIRE_MESSAGE(f.ok(), f.status().ToString());
+    absl::StatusOr<std::string> ptx = emit_ptx(*f, target("ptx:sm_90a"));
+    REQUIRE_MESSAGE(ptx.ok(), ptx.status().ToString());
+    CHECK(contains(*ptx, ", 1, 1, 0, 0;"));  // Q K^T: descriptors, B K-major
+    CHECK(contains(*ptx, "}, {%mat"));         // P V: A from registers
+    CHECK_FALSE(contains(*ptx, "ldmatrix"));
+    check_sm90a_assembles(*ptx);
+  }
 }
 
 TEST_CASE("warpgroup statements are refused where they cannot be emitted") {
