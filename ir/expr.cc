@@ -125,6 +125,10 @@ Expr Expr::call(Func f, std::vector<Expr> args) {
     case Func::kAbs:
       e.type = args.empty() ? DType::kI32 : (args[0].type == DType::kBool ? DType::kI32 : args[0].type);
       break;
+    case Func::kFma:
+      e.type = args.size() == 3 ? promote(promote(args[0].type, args[1].type), args[2].type) : DType::kF32;
+      if (!is_float(e.type)) e.type = DType::kF32;
+      break;
     default:
       // Transcendentals are float: integer arguments compute in f32.
       e.type = args.empty() || !is_float(args[0].type) ? DType::kF32 : args[0].type;

@@ -77,7 +77,9 @@ enum class UnaryOp : uint8_t {
 };
 
 // Named functions. X(enumerator, spelling, arity). Integer division/modulo follow C (truncate);
-// ceildiv(a, b) = (a + b - 1) / b for b > 0. select(c, a, b) is c ? a : b.
+// ceildiv(a, b) = (a + b - 1) / b for b > 0. select(c, a, b) is c ? a : b. fma(a, b, c) is
+// a * b + c rounded once (float; integer arguments compute in f32): the one way to ask for a
+// fused multiply-add, since no backend contracts a * b + c by itself.
 #define TILERT_FUNCS(X)   \
   X(kExp, "exp", 1)       \
   X(kExp2, "exp2", 1)     \
@@ -95,7 +97,8 @@ enum class UnaryOp : uint8_t {
   X(kMin, "min", 2)       \
   X(kMax, "max", 2)       \
   X(kCeilDiv, "ceildiv", 2) \
-  X(kSelect, "select", 3)
+  X(kSelect, "select", 3)  \
+  X(kFma, "fma", 3)
 enum class Func : uint8_t {
 #define TILERT_X(e, s, n) e,
   TILERT_FUNCS(TILERT_X)

@@ -136,6 +136,11 @@ Expr Expr::call(Func f, std::vector<Expr> args) {
       e.type = arithmetic_type(args[0].type);
       args[0] = cast(e.type, std::move(args[0]));
       break;
+    case Func::kFma:  // f32 unless an argument is f64
+      e.type = DType::kF32;
+      for (const Expr& a : args) e.type = a.type == DType::kF64 ? DType::kF64 : e.type;
+      for (Expr& a : args) a = cast(e.type, std::move(a));
+      break;
     default:  // transcendentals and rounding: f32 unless the argument is f64
       e.type = args[0].type == DType::kF64 ? DType::kF64 : DType::kF32;
       args[0] = cast(e.type, std::move(args[0]));

@@ -207,7 +207,7 @@ double apply_math(Func f, double x) {
 
 absl::Status TaskExecutor::eval_call(const Expr& e, int64_t tx, Value* out) {
   auto f = static_cast<Func>(e.op);
-  if (e.op >= static_cast<uint8_t>(Func::kSelect) + 1 || static_cast<int>(e.args.size()) != func_arity(f))
+  if (e.op >= static_cast<uint8_t>(Func::kFma) + 1 || static_cast<int>(e.args.size()) != func_arity(f))
     return error(absl::StrCat("call of function #", e.op, " with ", e.args.size(), " arguments"));
   Value a;
   RETURN_IF_ERROR(eval(e.args[0], tx, &a));
@@ -215,6 +215,13 @@ absl::Status TaskExecutor::eval_call(const Expr& e, int64_t tx, Value* out) {
     Value chosen;
     RETURN_IF_ERROR(eval(e.args[a.truthy() ? 1 : 2], tx, &chosen));
     *out = convert(chosen, e.type, false);
+    return absl::OkStatus();
+  }
+  if (f == Func::kFma) {  // one rounding: std::fma in double, then the result type's rounding
+    Value b, c;
+    RETURN_IF_ERROR(eval(e.args[1], tx, &b));
+    RETURN_IF_ERROR(eval(e.args[2], tx, &c));
+    *out = Value::real(std::fma(a.as_double(), b.as_double(), c.as_double()));
     return absl::OkStatus();
   }
   if (func_arity(f) == 1) {

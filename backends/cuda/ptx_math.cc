@@ -79,6 +79,9 @@ absl::StatusOr<PtxValue> FunctionEmitter::call(const Expr& e) {
   const char* s = float_suffix(t);
   switch (f) {
     case Func::kSqrt: return unary(absl::StrCat("sqrt.rn.", s), x);
+    case Func::kFma:
+      line("fma.rn.", s, " ", out.reg, ", ", x, ", ", args[1].reg, ", ", args[2].reg);
+      return out;
     case Func::kRsqrt: return unary(absl::StrCat("rsqrt.approx.", s), x);
     case Func::kFloor: return unary(absl::StrCat("cvt.rmi.", s, ".", s), x);
     case Func::kCeil: return unary(absl::StrCat("cvt.rpi.", s, ".", s), x);

@@ -165,6 +165,12 @@ absl::StatusOr<std::string> Emitter::call(const simt::Expr& e) {
     }
     case Func::kFloor: return intrinsic1("floor", t, a[0]);
     case Func::kCeil: return intrinsic1("ceil", t, a[0]);
+    case Func::kFma: {
+      declare(absl::StrCat("declare ", av(type), " @llvm.fma.", av(suffix(t)), "(", av(type), ", ", av(type), ", ",
+                           av(type), ")"));
+      return op(absl::StrCat("call ", av(type), " @llvm.fma.", av(suffix(t)), "(", av(type), " ", a[0], ", ", av(type),
+                             " ", a[1], ", ", av(type), " ", a[2], ")"));
+    }
     case Func::kAbs: {
       if (is_float(t)) return intrinsic1("fabs", t, a[0]);
       if (!signed_int) return a[0];

@@ -86,6 +86,7 @@ Value ceildiv(const Value& a, const Value& b) { return call_func(Func::kCeilDiv,
 Value select(const Value& condition, const Value& if_true, const Value& if_false) {
   return call_func(Func::kSelect, {&condition, &if_true, &if_false});
 }
+Value fma(const Value& a, const Value& b, const Value& c) { return call_func(Func::kFma, {&a, &b, &c}); }
 
 Value call(std::string_view function, std::vector<Value> args) {
   constexpr Func kFuncs[] = {

@@ -69,6 +69,8 @@ Value min(const Value& a, const Value& b);
 Value max(const Value& a, const Value& b);
 Value ceildiv(const Value& a, const Value& b);
 Value select(const Value& condition, const Value& if_true, const Value& if_false);
+// a * b + c rounded once (float).
+Value fma(const Value& a, const Value& b, const Value& c);
 // Any function by its .tile name; an unknown name or a wrong argument count gives an invalid Value.
 Value call(std::string_view function, std::vector<Value> args);
 Value cast(DType to, const Value& a);

@@ -20,7 +20,9 @@ constexpr int kNumSymbolKinds = 7;
 constexpr int kNumBuiltins = 4;
 constexpr int kNumUnaryOps = 2;
 constexpr int kNumBinaryOps = 18;
-constexpr int kNumFuncs = 17;
+#define TILERT_COUNT_FUNC(e, s, n) +1
+constexpr int kNumFuncs = 0 TILERT_FUNCS(TILERT_COUNT_FUNC);
+#undef TILERT_COUNT_FUNC
 
 bool is_tile(SymbolKind k) { return k == SymbolKind::kShared || k == SymbolKind::kFragment; }
 bool is_region_buffer(SymbolKind k) { return k == SymbolKind::kTensorParam || is_tile(k); }

@@ -53,6 +53,7 @@ Id Emitter::call(const simt::Expr& e) {
     case Func::kRsqrt: return need_float() ? glsl(type, GLSLstd450InverseSqrt, args) : 0;
     case Func::kFloor: return need_float() ? glsl(type, GLSLstd450Floor, args) : 0;
     case Func::kCeil: return need_float() ? glsl(type, GLSLstd450Ceil, args) : 0;
+    case Func::kFma: return need_float() ? glsl(type, GLSLstd450Fma, args) : 0;
     case Func::kAbs:
       if (kind == DTypeKind::kUnsigned) return args[0];
       return glsl(type, kind == DTypeKind::kFloat ? GLSLstd450FAbs : GLSLstd450SAbs, args);

@@ -137,8 +137,8 @@ TEST_CASE("bytecode: enum values are range-checked") {
         "@0x0000001c: unknown builtin 0x04 in kernel 'k'");
   CHECK(read_error(two_symbol_kernel({0x01, 0x06, 0x12}, {0x00})) ==
         "@0x0000001c: unknown binary operator 0x12 in kernel 'k'");
-  CHECK(read_error(two_symbol_kernel({0x01, 0x07, 0x11}, {0x00})) ==
-        "@0x0000001c: unknown function 0x11 in kernel 'k'");
+  CHECK(read_error(two_symbol_kernel({0x01, 0x07, 0x12}, {0x00})) ==
+        "@0x0000001c: unknown function 0x12 in kernel 'k'");
   CHECK(read_error(two_symbol_kernel({0x01, 0x02, 0x02}, {0x00})) ==
         "@0x0000001c: expected bool constant (0 or 1): found 0x02");
   CHECK(read_error(two_symbol_kernel({0x01, 0x02, 0x01}, {0x02, 0x12, 0x03, 0x13})) ==
