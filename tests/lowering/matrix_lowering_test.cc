@@ -462,6 +462,22 @@ TEST_CASE("row reductions of matrix accumulators: in place within a subgroup, by
   REQUIRE(parts);
   CHECK(parts->count == 64 * ps.warps_n);
   CHECK(ls.matrix_row_vectors.empty());
+  // Two warpgroups side by side on sm_90a (128 columns, 64 each): every row has a part in a
+  // subgroup of each warpgroup; subgroup s gives part (s / 4) % 2 of its rows.
+  Kernel wide = file_kernel(file, "gemm_row_reduce_wide");
+  FragmentLayouts lw = infer_fragment_layouts(wide, sm90a(), true);
+  REQUIRE(lw.of(symbol(wide, "acc")) == FragmentLayout::kMatrix);
+  const MatrixGemmPlan& pw = lw.matrix_plans.at(symbol(wide, "acc"));
+  CHECK(pw.warpgroup);
+  CHECK(pw.groups_n == 2);
+  CHECK(row_sharers(pw) == 2);
+  absl::StatusOr<simt::Function> fw = lower_kernel(wide, sm90a(), {.warpgroup_mma = true});
+  REQUIRE_MESSAGE(fw.ok(), fw.status().ToString());
+  CHECK(count(fw->body, simt::StmtKind::kWarpgroupMma) == 2);
+  const simt::SharedArray* wide_parts = shared_array(*fw, "scratch_f32");
+  REQUIRE(wide_parts);
+  CHECK(wide_parts->count == 64 * 2);
+  CHECK(simt::print(*fw).find("((subgroup_id / 4) % 2)") != std::string::npos);
   // 64 rows over 4 warps: whole rows per warp. mx and sm are only filled, reduced into, read at
   // their row and copied out: row vectors in the registers of the lanes holding the rows.
   Kernel rows = file_kernel(file, "gemm_row_reduce_rows");
