@@ -310,7 +310,9 @@ absl::Status Lowerer::issue_stage_copies(const PipelinePlan& plan, const simt::E
           return absl::OkStatus();
         }));
         // Ordinary stores reach warpgroup products (async proxy) only through a proxy fence
-        // before the barrier that publishes them; cp.async data needs none.
+        // before the barrier that publishes them: one here, after this path's stores. The
+        // cp.async path's writes are covered by the fences add_proxy_fences puts before every
+        // workgroup barrier of a kernel whose swizzled tiles are also written generically.
         if (dst.swizzled) {
           simt::Stmt fence;
           fence.kind = simt::StmtKind::kProxyFence;
