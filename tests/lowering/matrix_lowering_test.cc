@@ -390,7 +390,7 @@ TEST_CASE("attention with 128 query rows: scores reduced by quads in matrix regi
   const MatrixGemmPlan& pa = l.matrix_plans.at(symbol(k, "acc"));
   CHECK(pa.groups_m == 2);
   CHECK(pa.tiles_n == 8);
-  const MatrixGemmPlan& p80 = infer_fragment_layouts(k, sm80(), true).matrix_plans.at(scores);
+  const MatrixGemmPlan p80 = infer_fragment_layouts(k, sm80(), true).matrix_plans.at(scores);  // a copy: the layouts are a temporary
   CHECK(p80.warps_m == 8);
   CHECK(p80.warps_n == 1);
   CHECK(same_rows(p, p80));
