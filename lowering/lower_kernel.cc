@@ -586,12 +586,24 @@ absl::StatusOr<simt::Function> lower_kernel(const Kernel& kernel, const TargetDe
     return absl::InvalidArgumentError(absl::StrCat("kernel ", kernel.name, ": ", kernel.threads,
                                                    " threads per block; ", target.name(), " allows at most ",
                                                    target.max_threads_per_block));
-  Lowerer lowerer(kernel, target, options);
-  absl::StatusOr<simt::Function> f = lowerer.run();
-  if (f.ok() || !absl::IsResourceExhausted(f.status()) || !lowerer.used_small_pipeline_reserve()) return f;
-  Lowerer again(kernel, target, options);
-  again.full_pipeline_reserve();
-  return again.run();
+  // Register-staged pipelines are planned before the rest of the kernel claims its scratch; when
+  // that runs out of shared memory, the lowering is redone with less given to them: first the
+  // full reserve kept free, then no single-buffer pipelines.
+  bool full_reserve = false, no_single_buffer = false;
+  for (;;) {
+    Lowerer lowerer(kernel, target, options);
+    if (full_reserve) lowerer.full_pipeline_reserve();
+    if (no_single_buffer) lowerer.no_single_buffer_pipelines();
+    absl::StatusOr<simt::Function> f = lowerer.run();
+    if (f.ok() || !absl::IsResourceExhausted(f.status())) return f;
+    if (!full_reserve && lowerer.used_small_pipeline_reserve()) {
+      full_reserve = true;
+    } else if (!no_single_buffer && lowerer.used_single_buffer_pipeline()) {
+      no_single_buffer = true;
+    } else {
+      return f;
+    }
+  }
 }
 
 }  // namespace tilert::lowering

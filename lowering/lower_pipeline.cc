@@ -95,23 +95,27 @@ std::optional<Lowerer::PipelinePlan> Lowerer::plan_pipeline(const Stmt& loop, co
   if (plan.register_staged && !full_reserve_ && (!stages.ok() || *stages < 2) && op.stages != 1) {
     const int64_t small = fn_.shared_bytes() - stage_bytes + std::min<int64_t>(scratch_budget_bytes_, 4096);
     stages = choose_pipeline_stages(stage_bytes, 2, target_, std::max<int64_t>(0, small));
-    if (stages.ok() && *stages == 2) small_reserve_used_ = true;
+    if (stages.ok()) small_reserve_used_ = true;
+  }
+  if (plan.register_staged) {
+    // Registers hold one stage ahead, at most 16 chunks (64 words) a thread, into two buffers;
+    // where two do not fit, into one that the body has finished reading (a second barrier per
+    // iteration; the loads still overlap the body). Small shared memories (Vulkan's 48 KB) rarely
+    // hold two stages next to the full reserve; a small one usually covers what follows (matrix
+    // copy-out staging), and lower_kernel redoes the lowering with the full reserve when it does not.
+    constexpr int64_t kMaxChunksPerThread = 16;
+    int64_t chunks = 0;
+    for (const CopyOp* c : plan.copies) chunks += register_chunks_per_thread(*c);
+    if (!stages.ok() || chunks > kMaxChunksPerThread || op.stages == 1) return std::nullopt;
+    if (*stages < 2 && no_single_buffer_) return std::nullopt;
+    plan.stages = 2;
+    plan.buffers = std::min(*stages, 2);
+    single_buffer_used_ |= plan.buffers == 1;
+    return plan;
   }
   if (!stages.ok() || *stages < 2) return std::nullopt;
   plan.stages = *stages;
   plan.buffers = *stages;
-  if (plan.register_staged) {
-    // Registers hold one stage ahead: two buffers, and at most 16 chunks (64 words) a thread.
-    // Small shared memories (Vulkan's 48 KB) rarely hold two stages next to the full reserve;
-    // a small one usually covers what follows (matrix copy-out staging), and lower_kernel
-    // redoes the lowering with the full reserve when it does not.
-    constexpr int64_t kMaxChunksPerThread = 16;
-    int64_t chunks = 0;
-    for (const CopyOp* c : plan.copies) chunks += register_chunks_per_thread(*c);
-    if (chunks > kMaxChunksPerThread) return std::nullopt;
-    plan.stages = plan.buffers = 2;
-    return plan;
-  }
   // Warpgroup gemms can leave their product in flight if a spare buffer fits, and only when they
   // read nothing but staged tiles: another tile could be overwritten by ordinary stores after the
   // next barrier while the product still reads it.

@@ -9,6 +9,10 @@
 //     if i + 1 < trip: store(i + 1) into buffer (i + 1) % 2     registers -> shared
 //   workgroup barrier
 //
+// Where two buffers do not fit the shared memory, one: the body reads buffer 0, a second barrier
+// per iteration retires it, and the store refills it (the loads are still in flight during the
+// body; only the store waits for the slowest reader).
+//
 // load and store move 16-byte chunks (chunk_load / chunk_store), a thread's chunks issued back to
 // back, when the tile lies wholly inside the tensor with 16-byte aligned rows (a test uniform
 // across the block, the same at load and at store); otherwise load does nothing and store copies
@@ -34,6 +38,7 @@ int64_t Lowerer::register_chunks_per_thread(const CopyOp& c) const {
 }
 
 absl::Status Lowerer::lower_register_pipelined(const ForOp& op, const PipelinePlan& plan) {
+  const bool single = plan.buffers == 1;
   int64_t total_chunks = 0;
   for (const CopyOp* c : plan.copies) total_chunks += register_chunks_per_thread(*c);
   const uint32_t regs = new_var("chunk", DType::kU32, static_cast<int32_t>(total_chunks * kWordsPerChunk));
@@ -141,6 +146,12 @@ absl::Status Lowerer::lower_register_pipelined(const ForOp& op, const PipelinePl
     simt::Expr more = bin(BinaryOp::kLt, var(next), var(trip));
     bind_pipeline_var(op, first, var(next));
     RETURN_IF_ERROR(if_then(more, load));
+    if (single) {
+      RETURN_IF_ERROR(lower_pipeline_body(op, plan, first, i, i32(0)));
+      barrier_now();  // everyone is done reading the buffer the store refills
+      bind_pipeline_var(op, first, var(next));
+      return if_then(more, [&] { return store(i32(0)); });
+    }
     RETURN_IF_ERROR(lower_pipeline_body(op, plan, first, i, bin(BinaryOp::kMod, i, i32(2))));
     bind_pipeline_var(op, first, var(next));
     return if_then(more, [&] { return store(bin(BinaryOp::kMod, var(next), i32(2))); });

@@ -129,6 +129,10 @@ class Lowerer {
   // the full reserve (full_pipeline_reserve).
   bool used_small_pipeline_reserve() const { return small_reserve_used_; }
   void full_pipeline_reserve() { full_reserve_ = true; }
+  // Likewise for register-staged pipelines with one buffer (padded rows, where a serial loop
+  // keeps dense ones): a lowering that runs out of shared memory is redone without them.
+  bool used_single_buffer_pipeline() const { return single_buffer_used_; }
+  void no_single_buffer_pipelines() { no_single_buffer_ = true; }
 
   // ---- lower_kernel.cc ----
   absl::Status lower_block(const Block& block);
@@ -236,7 +240,8 @@ class Lowerer {
     // One per copy when the tensor-copy engine fills the stages (lower_tensor_copy.cc); else empty.
     std::vector<TensorCopyPlan> tensor;
     // Targets without asynchronous copies: the next iteration's 16-byte chunks are loaded into
-    // registers before the body and stored after it (lower_register_pipeline.cc); two buffers.
+    // registers before the body and stored after it (lower_register_pipeline.cc); two buffers,
+    // or one where two do not fit.
     bool register_staged = false;
   };
   std::optional<PipelinePlan> plan_pipeline(const Stmt& loop, const ForOp& op);
@@ -371,6 +376,7 @@ class Lowerer {
   BarrierTracker tracker_;
   int64_t scratch_budget_bytes_ = 0;
   bool full_reserve_ = false, small_reserve_used_ = false;
+  bool no_single_buffer_ = false, single_buffer_used_ = false;
   std::map<DType, uint32_t> scratch_arrays_;
   std::optional<uint32_t> matrix_out_;  // per-subgroup staging of accumulators being copied out
   // By the gemm's content: pipelined loops lower copies of their statements.
