@@ -146,15 +146,10 @@ absl::Status Lowerer::lower_register_pipelined(const ForOp& op, const PipelinePl
     simt::Expr more = bin(BinaryOp::kLt, var(next), var(trip));
     bind_pipeline_var(op, first, var(next));
     RETURN_IF_ERROR(if_then(more, load));
-    if (single) {
-      RETURN_IF_ERROR(lower_pipeline_body(op, plan, first, i, i32(0)));
-      barrier_now();  // everyone is done reading the buffer the store refills
-      bind_pipeline_var(op, first, var(next));
-      return if_then(more, [&] { return store(i32(0)); });
-    }
-    RETURN_IF_ERROR(lower_pipeline_body(op, plan, first, i, bin(BinaryOp::kMod, i, i32(2))));
+    RETURN_IF_ERROR(lower_pipeline_body(op, plan, first, i, single ? i32(0) : bin(BinaryOp::kMod, i, i32(2))));
+    if (single) barrier_now();  // everyone is done reading the buffer the store refills
     bind_pipeline_var(op, first, var(next));
-    return if_then(more, [&] { return store(bin(BinaryOp::kMod, var(next), i32(2))); });
+    return if_then(more, [&] { return store(single ? i32(0) : bin(BinaryOp::kMod, var(next), i32(2))); });
   }));
   bound_.erase(op.var);
   barrier_now();

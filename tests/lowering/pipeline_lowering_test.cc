@@ -218,6 +218,17 @@ int position(const simt::Body& body, simt::StmtKind kind) {
   return position(body, [&](const simt::Stmt& s) { return s.kind == kind; }, &counter);
 }
 
+// The register-staged pipeline's loop: the last top-level loop that loads chunks.
+const simt::Stmt* staged_loop(const simt::Function& f) {
+  const simt::Stmt* loop = nullptr;
+  for (const simt::Stmt& s : f.body) {
+    std::vector<const simt::Stmt*> inside;
+    collect(s.body, simt::StmtKind::kChunkLoad, &inside);
+    if (s.kind == simt::StmtKind::kFor && !inside.empty()) loop = &s;
+  }
+  return loop;
+}
+
 TEST_CASE("pipeline: without asynchronous copies, SPIR-V stages the next tiles through registers") {
   // A desktop Vulkan device: 48 KiB, subgroups of 32, f16 arithmetic (16-bit shared elements),
   // no cooperative matrices.
@@ -243,12 +254,7 @@ TEST_CASE("pipeline: without asynchronous copies, SPIR-V stages the next tiles t
   CHECK(stores.size() == 16);
   CHECK(f.variables.at(loads.front()->id).count == 32);
   // In the loop: the barrier, the next stage's loads, the products, then the stores.
-  const simt::Stmt* loop = nullptr;
-  for (const simt::Stmt& s : f.body) {
-    std::vector<const simt::Stmt*> inside;
-    collect(s.body, simt::StmtKind::kChunkLoad, &inside);
-    if (s.kind == simt::StmtKind::kFor && !inside.empty()) loop = &s;
-  }
+  const simt::Stmt* loop = staged_loop(f);
   REQUIRE(loop);
   REQUIRE(!loop->body.empty());
   CHECK(loop->body.front().kind == simt::StmtKind::kBarrier);
@@ -281,12 +287,7 @@ TEST_CASE("pipeline: without asynchronous copies, SPIR-V stages the next tiles t
   CHECK(shared_count(*small, "As") == 128 * 40);
   CHECK(shared_count(*small, "Bs") == 32 * 136);
   CHECK(all(*small, simt::StmtKind::kChunkLoad).size() == 16);
-  const simt::Stmt* single = nullptr;
-  for (const simt::Stmt& s : small->body) {
-    std::vector<const simt::Stmt*> inside;
-    collect(s.body, simt::StmtKind::kChunkLoad, &inside);
-    if (s.kind == simt::StmtKind::kFor && !inside.empty()) single = &s;
-  }
+  const simt::Stmt* single = staged_loop(*small);
   REQUIRE(single);
   std::vector<int> order;  // top-level positions of the barriers, products and stores
   for (size_t at = 0; at < single->body.size(); ++at) {
