@@ -250,7 +250,8 @@ void Emitter::check_shared_size() {
   int64_t total = 0;
   std::vector<std::string> widened;
   for (const ArrayInfo& a : shared_) {
-    const int64_t element = a.layout == ElementLayout::kNative ? dtype_size(a.type) : 4;
+    const int64_t element =
+        a.layout == ElementLayout::kNative || a.layout == ElementLayout::kPacked ? dtype_size(a.type) : 4;
     if (element != dtype_size(a.type)) widened.push_back(a.name);
     total += (a.count * element + 15) / 16 * 16;
   }
@@ -298,10 +299,16 @@ void Emitter::declare_arrays() {
     const int64_t size = dtype_size(s.type);
     if (a.layout == ElementLayout::kNative && (size == 2 || size == 4) && s.count % 4 == 0 &&
         used_by(simt::StmtKind::kChunkStore, simt::Space::kShared, static_cast<uint32_t>(i))) {
+      // 16-byte stores and matrix loads through 16-byte vectors: NVIDIA's driver issues one
+      // wide access for them where 8-byte vectors of f16 take two.
+      if (size == 2 && s.count % 8 == 0) {
+        a.layout = ElementLayout::kPacked;
+        a.element_type = u32_type();
+      }
       a.vector_width = 4;
       a.vector_type = b_.type_vector(a.element_type, 4);
     }
-    Id type = a.vector_width > 1 ? b_.type_array(a.vector_type, static_cast<uint32_t>(s.count / a.vector_width))
+    Id type = a.vector_width > 1 ? b_.type_array(a.vector_type, static_cast<uint32_t>(s.count / a.elements_per_vector()))
                                  : b_.type_array(a.element_type, static_cast<uint32_t>(s.count));
     a.variable = b_.global_variable(b_.type_pointer(a.storage, type), a.storage);
     b_.set_name(a.variable, s.name);

@@ -26,7 +26,8 @@ enum class ElementLayout : uint8_t {
   kNative,   // the element type itself (f16 with 16-bit access, i32, ...)
   kWidened,  // a narrow type kept in its 32-bit representation (shared / private only)
   kBf16Bits, // bf16 as 16-bit unsigned integers (global, with 16-bit access)
-  kPacked,   // narrow global elements packed into u32 words, no 8/16-bit access needed
+  kPacked,   // narrow elements packed into u32 words: global arrays without 8/16-bit access, and
+             // 16-bit shared tiles written in 16-byte chunks (see ArrayInfo::vector_width)
   kF32Bits,  // f32 as u32 words, so a compare-exchange loop can add to them atomically
 };
 
@@ -40,10 +41,16 @@ struct ArrayInfo {
   Id element_type = 0;           // the stored element's SPIR-V type
   bool in_block = false;         // a storage buffer: the array is member 0 of a struct
   int64_t count = 0;             // elements; 0 for global arrays (runtime-sized)
-  // Shared arrays written by chunk_store with native 32- or 16-bit elements are arrays of
-  // 4-vectors (16 or 8 bytes), so a chunk is stored whole; an element is a vector's component.
+  // Shared arrays written by chunk_store are arrays of 16-byte 4-vectors, so a chunk is stored
+  // whole: of the element type for 32-bit elements, of u32 words each packing two elements for
+  // 16-bit ones (kPacked; a vector holds 8 elements; cooperative matrices load from the vectors).
+  // 16-bit tiles whose size is no multiple of 8 stay 4-vectors of the element type (8 bytes).
   uint32_t vector_width = 1;
   Id vector_type = 0;
+  uint32_t elements_per_vector() const {
+    return layout == ElementLayout::kPacked ? vector_width * (4 / static_cast<uint32_t>(dtype_size(type)))
+                                            : vector_width;
+  }
   // Global arrays read by chunk_load: a second view of the same binding as 16-byte vectors.
   Id chunk_view = 0;
 };

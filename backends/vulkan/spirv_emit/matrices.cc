@@ -135,7 +135,8 @@ void Emitter::matrix_statement(const simt::Stmt& s) {
     if (a == nullptr) return 0;
     bool same_bits = a->type == m.type &&
                      (a->layout == ElementLayout::kNative ||
-                      (m.type == DType::kF32 && a->layout == ElementLayout::kF32Bits));
+                      (m.type == DType::kF32 && a->layout == ElementLayout::kF32Bits) ||
+                      (a->layout == ElementLayout::kPacked && a->vector_width > 1));
     if (a->space == simt::Space::kPrivate || !same_bits) {
       return fail(absl::InvalidArgumentError(absl::StrCat(
           name, " of matrix ", m.name, " (", av(dtype_name(m.type)), ") through ",
@@ -148,15 +149,17 @@ void Emitter::matrix_statement(const simt::Stmt& s) {
     }
     *out = a;
     Id offset = cast(expr(s.operands[0]), s.operands[0].type, DType::kI32);
-    // Arrays of vectors (chunk_store targets) are loaded through their vectors, the stride
-    // counted in vectors (the lowering keeps offsets and strides of such arrays whole vectors).
+    // Arrays of vectors (chunk_store targets) are loaded through their 16-byte vectors, the
+    // stride counted in vectors: the lowering's chunk-staged tiles have rows padded to whole 16
+    // bytes (padded_row_pitch) and matrices start at multiples of 8 columns, so offsets and
+    // strides are whole vectors.
     if (a->vector_width > 1) return vector_pointer_to(*a, offset);
     return pointer_to(*a, offset, a->element_type);
   };
   auto stride = [&](const ArrayInfo* a) {
     Id elements = cast(expr(s.operands[1]), s.operands[1].type, DType::kI32);
     if (a == nullptr || a->vector_width == 1) return elements;
-    return b_.emit(Op::OpSDiv, i32_type(), {elements, i32(static_cast<int32_t>(a->vector_width))});
+    return b_.emit(Op::OpSDiv, i32_type(), {elements, i32(static_cast<int32_t>(a->elements_per_vector()))});
   };
 
   switch (s.kind) {

@@ -1,6 +1,8 @@
 // Array elements: pointers into storage buffers, workgroup and function arrays; loads and
 // stores that convert between an element's stored form (ElementLayout) and its 32-bit
 // representation; atomic adds, with a compare-exchange loop where f32 atomics are missing.
+#include <bit>
+
 #include "absl/strings/str_cat.h"
 #include "backends/vulkan/spirv_emit/emitter.h"
 #include "ir/status.h"
@@ -72,7 +74,7 @@ Id Emitter::pointer_to(const ArrayInfo& a, Id index, Id element_type) {
 }
 
 Id Emitter::vector_pointer_to(const ArrayInfo& a, Id index) {
-  const int32_t shift = a.vector_width == 4 ? 2 : 1;
+  const int32_t shift = std::countr_zero(a.elements_per_vector());
   Id vector_index = b_.emit(Op::OpShiftRightArithmetic, i32_type(), {index, i32(shift)});
   return b_.access_chain(b_.type_pointer(a.storage, a.vector_type), a.variable, {vector_index});
 }
@@ -118,6 +120,11 @@ void Emitter::chunk_store(const simt::Stmt& s) {
   Id words[4];
   for (int32_t k = 0; k < 4; ++k) words[k] = load_element(*regs, b_.emit(Op::OpIAdd, i32_type(), {word, i32(k)}));
   const int64_t size = dtype_size(a->type);
+  if (a->vector_width == 4 && a->layout == ElementLayout::kPacked) {  // the words as they are
+    Id v = b_.emit(Op::OpCompositeConstruct, a->vector_type, {words[0], words[1], words[2], words[3]});
+    store_memory(*a, vector_pointer_to(*a, index), v);
+    return;
+  }
   if (a->vector_width == 4 && size == 4) {
     Id v = b_.emit(Op::OpCompositeConstruct, b_.type_vector(u32_type(), 4), {words[0], words[1], words[2], words[3]});
     store_memory(*a, vector_pointer_to(*a, index), b_.emit(Op::OpBitcast, a->vector_type, {v}));

@@ -165,5 +165,72 @@ TEST_CASE("malformed matrix statements are InvalidArgument naming the statement"
   CHECK(contains(s, "matrix acc: accumulator matrix of f16"));
 }
 
+// Chunk-staged f16 tiles (register pipelines): the shared arrays are 16-byte vectors of u32 words,
+// each chunk is one vector store, and the cooperative matrices load through the vectors.
+TEST_CASE("chunk-stored f16 tiles are arrays of u32 4-vectors that matrices load from") {
+  simt::Function f = matrix_product_function(32);
+  f.variables.push_back({"chunk", DType::kU32, 12});
+  const uint32_t chunk = static_cast<uint32_t>(f.variables.size() - 1);
+  Expr lid = Expr::builtin(simt::Builtin::kLocalId);
+  auto at = [&](int64_t first) {
+    return Expr::binary(BinaryOp::kAdd, Expr::binary(BinaryOp::kMul, lid, Expr::int_const(8)), Expr::int_const(first));
+  };
+  auto chunk_load = [&](uint32_t global, int32_t word, int64_t first) {
+    simt::Stmt s;
+    s.kind = simt::StmtKind::kChunkLoad;
+    s.id = chunk;
+    s.array = global;
+    s.operands = {Expr::int_const(word), at(first)};
+    return s;
+  };
+  auto chunk_store = [&](uint32_t shared, int32_t word, int64_t first) {
+    simt::Stmt s;
+    s.kind = simt::StmtKind::kChunkStore;
+    s.space = Space::kShared;
+    s.id = shared;
+    s.array = chunk;
+    s.operands = {at(first), Expr::int_const(word)};
+    return s;
+  };
+  // a_sh (512 halves) is 64 chunks, b_sh (256) 32: two and one per thread.
+  f.body[0] = chunk_load(0, 0, 0);
+  f.body[1] = chunk_load(0, 4, 256);
+  f.body.insert(f.body.begin() + 2, {chunk_load(1, 8, 0), chunk_store(0, 0, 0), chunk_store(0, 4, 256),
+                                     chunk_store(1, 8, 0)});
+  for (SpirvOptions base : {minimal_options(), full_options()}) {
+    SpirvOptions o = with_cooperative_matrix(base);
+    CAPTURE(o.spirv_version);
+    std::vector<uint32_t> words = emit_valid(f, o);
+    uint32_t u32 = 0, uvec4 = 0;
+    for (const auto& t : instructions(words, spv::Op::OpTypeInt))
+      if (t[1] == 32 && t[2] == 0) u32 = t[0];
+    for (const auto& t : instructions(words, spv::Op::OpTypeVector))
+      if (t[1] == u32 && t[2] == 4) uvec4 = t[0];
+    REQUIRE(uvec4 != 0);
+    int vector_arrays = 0;
+    for (const auto& t : instructions(words, spv::Op::OpTypeArray)) vector_arrays += t[1] == uvec4;
+    CHECK(vector_arrays == 2);  // a_sh and b_sh; c_sh stays f32
+    // Three 16-byte stores of whole vectors (one per chunk), no 16-bit component stores.
+    std::vector<uint32_t> vector_pointers;
+    for (const auto& t : instructions(words, spv::Op::OpTypePointer))
+      if (t[1] == static_cast<uint32_t>(spv::StorageClass::Workgroup) && t[2] == uvec4) vector_pointers.push_back(t[0]);
+    REQUIRE(vector_pointers.size() == 1);
+    std::vector<uint32_t> vector_addresses;
+    for (const auto& c : instructions(words, spv::Op::OpAccessChain))
+      if (c[0] == vector_pointers[0]) vector_addresses.push_back(c[1]);
+    int vector_stores = 0;
+    for (const auto& st : instructions(words, spv::Op::OpStore))
+      for (uint32_t p : vector_addresses) vector_stores += st[0] == p;
+    CHECK(vector_stores == 3);
+    auto loads = instructions(words, coop::kOpLoad);
+    REQUIRE(loads.size() == 2);
+    for (const auto& l : loads) {
+      bool through_vector = false;
+      for (uint32_t p : vector_addresses) through_vector |= l[2] == p;
+      CHECK(through_vector);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tilert::vulkan
