@@ -47,7 +47,7 @@ std::optional<uint32_t> compute_queue_family(const Dispatch& vk, VkPhysicalDevic
 // The 16x16x16 shapes tilert's emitter can use: A and B of one 16-bit float type, C and the
 // result f32, subgroup scope, and no saturating accumulation (which would oblige the shader to
 // ask for it). A failing query leaves them unrecorded: the device still runs plain kernels.
-void find_matrix_shapes(const Dispatch& vk, bool bf16_extension, PhysicalDeviceInfo& info) {
+void find_matrix_shapes(const Dispatch& vk, bool bfloat16_features, PhysicalDeviceInfo& info) {
   if (vk.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR == nullptr) return;
   uint32_t count = 0;
   if (vk.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(info.handle, &count, nullptr) != VK_SUCCESS) return;
@@ -63,7 +63,7 @@ void find_matrix_shapes(const Dispatch& vk, bool bf16_extension, PhysicalDeviceI
       continue;
     }
     if (s.AType == VK_COMPONENT_TYPE_FLOAT16_KHR) info.cooperative_matrix_16x16x16_f16 = true;
-    if (s.AType == VK_COMPONENT_TYPE_BFLOAT16_KHR && bf16_extension) {
+    if (s.AType == VK_COMPONENT_TYPE_BFLOAT16_KHR && bfloat16_features) {
       info.cooperative_matrix_16x16x16_bf16 = true;
     }
   }
@@ -115,12 +115,19 @@ absl::StatusOr<PhysicalDeviceInfo> describe(const Dispatch& vk, VkPhysicalDevice
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
     VkPhysicalDeviceCooperativeMatrixFeaturesKHR coopmat_features{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+    const bool bfloat16 = coopmat && has(extensions, VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
+    VkPhysicalDeviceShaderBfloat16FeaturesKHR bfloat16_features{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR};
     // Only structures of extensions the device has go into the chain.
     void* extension_features = nullptr;
     if (executable_properties) extension_features = &executable_features;
     if (coopmat) {
       coopmat_features.pNext = extension_features;
       extension_features = &coopmat_features;
+    }
+    if (bfloat16) {
+      bfloat16_features.pNext = extension_features;
+      extension_features = &bfloat16_features;
     }
     VkPhysicalDeviceVulkan12Features features12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     features12.pNext = extension_features;
@@ -138,10 +145,11 @@ absl::StatusOr<PhysicalDeviceInfo> describe(const Dispatch& vk, VkPhysicalDevice
     info.cooperative_matrix =
         coopmat && coopmat_features.cooperativeMatrix &&
         (coopmat_properties.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
+    info.bfloat16_cooperative_matrix = info.cooperative_matrix && bfloat16 &&
+                                       bfloat16_features.shaderBFloat16Type &&
+                                       bfloat16_features.shaderBFloat16CooperativeMatrix;
   }
-  if (info.cooperative_matrix) {
-    find_matrix_shapes(vk, has(extensions, VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME), info);
-  }
+  if (info.cooperative_matrix) find_matrix_shapes(vk, info.bfloat16_cooperative_matrix, info);
 
   info.shader_clock = has(extensions, VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
   info.subgroup_size_control = has(extensions, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
@@ -274,6 +282,14 @@ absl::StatusOr<std::shared_ptr<Device>> Device::create(std::shared_ptr<Instance>
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
   coopmat.cooperativeMatrix = VK_TRUE;
   if (info.cooperative_matrix) extension_features = &coopmat;
+  VkPhysicalDeviceShaderBfloat16FeaturesKHR bfloat16{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR};
+  bfloat16.shaderBFloat16Type = VK_TRUE;
+  bfloat16.shaderBFloat16CooperativeMatrix = VK_TRUE;
+  if (info.bfloat16_cooperative_matrix) {
+    bfloat16.pNext = extension_features;
+    extension_features = &bfloat16;
+  }
   VkPhysicalDeviceShaderClockFeaturesKHR clock{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
   clock.shaderSubgroupClock = VK_TRUE;
@@ -302,6 +318,7 @@ absl::StatusOr<std::shared_ptr<Device>> Device::create(std::shared_ptr<Instance>
 
   std::vector<const char*> extensions;
   if (info.cooperative_matrix) extensions.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  if (info.bfloat16_cooperative_matrix) extensions.push_back(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
   if (info.shader_clock) extensions.push_back(VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
   if (info.subgroup_size_control) extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
   if (info.pipeline_statistics)

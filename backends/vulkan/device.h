@@ -49,6 +49,9 @@ struct PhysicalDeviceInfo {
   // of f16 (of bf16, with VK_KHR_shader_bfloat16 present), C and the result f32, subgroup scope.
   bool cooperative_matrix_16x16x16_f16 = false;
   bool cooperative_matrix_16x16x16_bf16 = false;
+  // VK_KHR_shader_bfloat16 with shaderBFloat16Type and shaderBFloat16CooperativeMatrix: shaders
+  // may declare bf16 cooperative matrices (SPV_KHR_bfloat16).
+  bool bfloat16_cooperative_matrix = false;
   bool shader_clock = false;           // VK_KHR_shader_clock
   bool subgroup_size_control = false;  // VK_EXT_subgroup_size_control
   // VK_KHR_pipeline_executable_properties with pipelineExecutableInfo: the driver reports what

@@ -1,4 +1,4 @@
-// VK_KHR_cooperative_matrix (and the one VK_KHR_shader_bfloat16 value it is queried with) for
+// VK_KHR_cooperative_matrix (and VK_KHR_shader_bfloat16's component type and features) for
 // Vulkan headers older than the extension: Debian 12's 1.3.239 predates both. Names, layouts and
 // values are the Vulkan registry's (vk.xml; vulkan_core.h of 1.3.255 and newer for the
 // cooperative matrix, 1.4.313 and newer for bfloat16); with newer headers this file only
@@ -82,4 +82,13 @@ typedef VkResult(VKAPI_PTR* PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKH
 // Extension number 142: VkComponentTypeKHR 1000141000.
 inline constexpr VkComponentTypeKHR VK_COMPONENT_TYPE_BFLOAT16_KHR =
     static_cast<VkComponentTypeKHR>(1000141000);
+inline constexpr VkStructureType VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR =
+    static_cast<VkStructureType>(1000141000);
+typedef struct VkPhysicalDeviceShaderBfloat16FeaturesKHR {
+  VkStructureType sType;
+  void* pNext;
+  VkBool32 shaderBFloat16Type;
+  VkBool32 shaderBFloat16DotProduct;
+  VkBool32 shaderBFloat16CooperativeMatrix;
+} VkPhysicalDeviceShaderBfloat16FeaturesKHR;
 #endif  // VK_KHR_shader_bfloat16

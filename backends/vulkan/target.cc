@@ -8,10 +8,16 @@ bool has_vulkan_1_3(const PhysicalDeviceInfo& info) { return info.api_version >=
 
 // The emitter's cooperative matrices: f16 A and B loaded from 16-bit shared arrays (so
 // shaderFloat16) under the Vulkan memory model (which SPV_KHR_cooperative_matrix requires).
-// bf16 shapes are not used: the emitter does not emit SPV_KHR_bfloat16.
 bool has_f16_cooperative_matrix(const PhysicalDeviceInfo& info) {
   return info.cooperative_matrix && info.cooperative_matrix_16x16x16_f16 && info.shader_float16 &&
          info.vulkan_memory_model;
+}
+
+// bf16 A and B (SPV_KHR_bfloat16), on top of the f16 ones: the emitter declares bf16 matrices
+// only in modules that already are cooperative-matrix modules.
+bool has_bf16_cooperative_matrix(const PhysicalDeviceInfo& info) {
+  return has_f16_cooperative_matrix(info) && info.cooperative_matrix_16x16x16_bf16 &&
+         info.bfloat16_cooperative_matrix;
 }
 
 bool has_subgroup_arithmetic(const PhysicalDeviceInfo& info) {
@@ -45,6 +51,11 @@ lowering::TargetDescription target_for_device(const PhysicalDeviceInfo& info) {
         .instruction = "OpCooperativeMatrixMulAddKHR", .m = 16, .n = 16, .k = 16, .n_max = 16,
         .n_step = 0, .input = DType::kF16, .accumulator = DType::kF32});
   }
+  if (has_bf16_cooperative_matrix(info)) {
+    target.matrix_shapes.push_back(lowering::MatrixShape{
+        .instruction = "OpCooperativeMatrixMulAddKHR", .m = 16, .n = 16, .k = 16, .n_max = 16,
+        .n_step = 0, .input = DType::kBF16, .accumulator = DType::kF32});
+  }
   target.limits_are_guaranteed_minimums = false;
   return target;
 }
@@ -61,6 +72,7 @@ SpirvOptions spirv_options_for_device(const PhysicalDeviceInfo& info) {
   o.shader_clock = info.shader_clock;
   o.float_atomic_add = false;  // the device is created without VK_EXT_shader_atomic_float
   o.cooperative_matrix = has_f16_cooperative_matrix(info);
+  o.bfloat16_cooperative_matrix = has_bf16_cooperative_matrix(info);
   o.max_shared_bytes = info.max_shared_memory_bytes;
   return o;
 }

@@ -30,7 +30,7 @@ namespace {
   X(OpTypeVoid, kResult, "", false)                      \
   X(OpTypeBool, kResult, "", false)                      \
   X(OpTypeInt, kResult, "LL", false)                     \
-  X(OpTypeFloat, kResult, "L", false)                    \
+  X(OpTypeFloat, kResult, "LL?", false)                  \
   X(OpTypeVector, kResult, "IL", false)                  \
   X(OpTypeArray, kResult, "II", false)                   \
   X(OpTypeRuntimeArray, kResult, "I", false)             \

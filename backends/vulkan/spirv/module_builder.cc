@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "backends/vulkan/spirv/bfloat16.h"
 #include "backends/vulkan/spirv/cooperative_matrix.h"
 #include "ir/status.h"
 
@@ -164,6 +165,9 @@ Id ModuleBuilder::type_int(uint32_t width, bool is_signed) {
   return intern(spv::Op::OpTypeInt, 0, {width, is_signed ? 1u : 0u});
 }
 Id ModuleBuilder::type_float(uint32_t width) { return intern(spv::Op::OpTypeFloat, 0, {width}); }
+Id ModuleBuilder::type_bfloat16() {
+  return intern(spv::Op::OpTypeFloat, 0, {16, bfloat16::kEncodingBFloat16});
+}
 Id ModuleBuilder::type_vector(Id component, uint32_t count) {
   return intern(spv::Op::OpTypeVector, 0, {component, count});
 }

@@ -59,6 +59,8 @@ class ModuleBuilder {
   Id type_bool();
   Id type_int(uint32_t width, bool is_signed);
   Id type_float(uint32_t width);
+  // OpTypeFloat 16 BFloat16KHR (SPV_KHR_bfloat16; the caller declares its capabilities).
+  Id type_bfloat16();
   Id type_vector(Id component, uint32_t count);
   Id type_array(Id element, uint32_t length, uint32_t array_stride = 0);
   Id type_runtime_array(Id element, uint32_t array_stride);

@@ -297,14 +297,19 @@ void Emitter::declare_arrays() {
     }
     narrow_layout(a, static_cast<uint32_t>(i));
     const int64_t size = dtype_size(s.type);
-    if (a.layout == ElementLayout::kNative && (size == 2 || size == 4) && s.count % 4 == 0 &&
-        used_by(simt::StmtKind::kChunkStore, simt::Space::kShared, static_cast<uint32_t>(i))) {
-      // 16-byte stores and matrix loads through 16-byte vectors: NVIDIA's driver issues one
-      // wide access for them where 8-byte vectors of f16 take two.
-      if (size == 2 && s.count % 8 == 0) {
-        a.layout = ElementLayout::kPacked;
-        a.element_type = u32_type();
-      }
+    const bool chunk_stored =
+        s.count % 4 == 0 && used_by(simt::StmtKind::kChunkStore, simt::Space::kShared, static_cast<uint32_t>(i));
+    if (chunk_stored && size == 2 && s.count % 8 == 0 &&
+        (a.layout == ElementLayout::kNative || (a.type == DType::kBF16 && a.layout == ElementLayout::kWidened))) {
+      // 16-bit tiles (f16; bf16, which has no 16-bit arithmetic type to widen from) as u32
+      // 4-vectors, two elements a word: 16-byte stores and matrix loads through 16-byte
+      // vectors (NVIDIA's driver issues one wide access for them where 8-byte vectors of f16
+      // take two), and half the bytes of a widened bf16 tile.
+      a.layout = ElementLayout::kPacked;
+      a.element_type = u32_type();
+      a.vector_width = 4;
+      a.vector_type = b_.type_vector(a.element_type, 4);
+    } else if (chunk_stored && a.layout == ElementLayout::kNative && (size == 2 || size == 4)) {
       a.vector_width = 4;
       a.vector_type = b_.type_vector(a.element_type, 4);
     }

@@ -29,8 +29,13 @@ struct SpirvOptions {
   // matrix statements is then emitted with SPV_KHR_cooperative_matrix under the Vulkan memory
   // model (the extension requires it); other functions are emitted as without it.
   bool cooperative_matrix = false;
+  // With cooperative_matrix: the device also has the 16x16x16 shape with bf16 A and B, and
+  // VK_KHR_shader_bfloat16's shaderBFloat16Type and shaderBFloat16CooperativeMatrix. bf16
+  // matrices are then emitted with SPV_KHR_bfloat16; without it they are refused.
+  bool bfloat16_cooperative_matrix = false;
   // The device's maxComputeSharedMemorySize (0: unknown). Shared arrays of narrow types that
-  // SPIR-V keeps widened to 32 bits (bf16 always, f16 / i8 without their arithmetic) take more
+  // SPIR-V keeps widened to 32 bits (bf16, f16 and i8 without their arithmetic, except 16-bit
+  // tiles packed two to a word) take more
   // bytes than the lowering counted; a function whose arrays then exceed this is refused
   // (ResourceExhausted) rather than handed to a driver that may lose the device over it.
   uint32_t max_shared_bytes = 0;

@@ -4,6 +4,7 @@
 // elements of the array's stored type (the extension counts in units of the pointee type, and
 // only arrays whose stored element is the matrix's component type are accepted).
 #include "absl/strings/str_cat.h"
+#include "backends/vulkan/spirv/bfloat16.h"
 #include "backends/vulkan/spirv/cooperative_matrix.h"
 #include "backends/vulkan/spirv_emit/emitter.h"
 #include "ir/status.h"
@@ -47,19 +48,19 @@ const char* statement_name(StmtKind kind) {
   }
 }
 
-// Whether `m`'s use and element type form one of the supported kinds: A and B of f16 (bf16 is
-// recognized but not emitted), accumulators of f32, 16x16; otherwise an error saying why.
-absl::Status check_matrix(const simt::MatrixVariable& m) {
+// Whether `m`'s use and element type form one of the supported kinds: A and B of f16 (of bf16
+// where the device has bf16 matrices), accumulators of f32, 16x16; otherwise an error saying why.
+absl::Status check_matrix(const simt::MatrixVariable& m, bool bfloat16) {
   bool operand = m.use == MatrixUse::kA || m.use == MatrixUse::kB;
-  if (operand && m.type == DType::kBF16) {
+  if (operand && m.type == DType::kBF16 && !bfloat16) {
     return absl::UnimplementedError(absl::StrCat(
-        "matrix ", m.name, ": bf16 cooperative matrices need SPV_KHR_bfloat16, which this emitter "
-        "does not emit yet"));
+        "matrix ", m.name, ": bf16 cooperative matrices need a bf16 shape and VK_KHR_shader_bfloat16 "
+        "(SpirvOptions::bfloat16_cooperative_matrix)"));
   }
-  if ((operand && m.type != DType::kF16) || (!operand && m.type != DType::kF32)) {
+  if ((operand && m.type != DType::kF16 && m.type != DType::kBF16) || (!operand && m.type != DType::kF32)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "matrix ", m.name, ": ", use_label(m.use), " matrix of ", av(dtype_name(m.type)),
-        " (A and B matrices are f16, accumulators f32)"));
+        " (A and B matrices are f16 or bf16, accumulators f32)"));
   }
   if (m.rows != kMatrixSize || m.cols != kMatrixSize) {
     return absl::UnimplementedError(absl::StrCat("matrix ", m.name, " is ", m.rows, "x", m.cols,
@@ -78,7 +79,7 @@ void Emitter::declare_matrices() {
   matrix_variables_.resize(f_.matrices.size());
   for (size_t i = 0; i < f_.matrices.size(); ++i) {
     const simt::MatrixVariable& m = f_.matrices[i];
-    if (absl::Status ok = check_matrix(m); !ok.ok()) {
+    if (absl::Status ok = check_matrix(m, o_.bfloat16_cooperative_matrix); !ok.ok()) {
       fail(ok);
       return;
     }
@@ -86,6 +87,11 @@ void Emitter::declare_matrices() {
     if (m.type == DType::kF16) {
       b_.add_capability(spv::Capability::Float16);
       component = b_.type_float(16);
+    } else if (m.type == DType::kBF16) {
+      b_.add_extension(spirv::bfloat16::kExtension);
+      b_.add_capability(spirv::bfloat16::kCapabilityType);
+      b_.add_capability(spirv::bfloat16::kCapabilityCooperativeMatrix);
+      component = b_.type_bfloat16();
     }
     matrix_types_[i] = b_.type_cooperative_matrix(component, spv::Scope::Subgroup,
                                                   static_cast<uint32_t>(m.rows),
@@ -164,6 +170,10 @@ void Emitter::matrix_statement(const simt::Stmt& s) {
 
   switch (s.kind) {
     case StmtKind::kMatrixFill: {
+      if (m.type == DType::kBF16) {  // no f32 -> bf16 conversion is emitted (BFloat16 arithmetic)
+        fail(absl::UnimplementedError(absl::StrCat(name, " of bf16 matrix ", m.name)));
+        return;
+      }
       Id value = cast(expr(s.operands[0]), s.operands[0].type, m.type);
       if (failed()) return;
       if (m.type == DType::kF16) value = b_.emit(Op::OpFConvert, b_.type_float(16), {value});
@@ -191,7 +201,7 @@ void Emitter::matrix_statement(const simt::Stmt& s) {
       const ArrayInfo* a = nullptr;
       Id pointer = variable == 0 ? 0 : array_pointer(&a);
       Id row_stride = stride(a);
-      if (failed()) return;
+      if (failed() || a == nullptr) return;  // a builder failure (variable 0) is reported at the end
       std::vector<uint32_t> operands = {pointer, b_.load(type, variable),
                                         u32(coop::kLayoutRowMajor), row_stride};
       for (uint32_t w : memory_operands(*a)) operands.push_back(w);
@@ -208,6 +218,11 @@ void Emitter::matrix_statement(const simt::Stmt& s) {
         fail(absl::InvalidArgumentError(absl::StrCat(
             name, ": ", m.name, " (", m.rows, "x", m.cols, ") += ", ma.name, " (", ma.rows, "x",
             ma.cols, ") * ", mb.name, " (", mb.rows, "x", mb.cols, ") has mismatched shapes")));
+        return;
+      }
+      if (ma.type != mb.type) {  // every shape the devices list has A and B of one type
+        fail(absl::InvalidArgumentError(absl::StrCat(name, ": ", ma.name, " of ", av(dtype_name(ma.type)), " times ",
+                                                     mb.name, " of ", av(dtype_name(mb.type)))));
         return;
       }
       Id product = b_.emit(coop::kOpMulAdd, type,

@@ -8,6 +8,7 @@
 #endif
 
 #include "absl/strings/str_cat.h"
+#include "backends/vulkan/spirv/bfloat16.h"
 #include "backends/vulkan/spirv/cooperative_matrix.h"
 #include "ir/status.h"
 
@@ -30,30 +31,36 @@ bool declares_capability(std::span<const uint32_t> words, spv::Capability capabi
   return false;
 }
 
+// Asks the assembler: a SPIRV-Tools without an extension does not know its capabilities' names.
+bool assembles(const char* text) {
+  spv_context context = spvContextCreate(SPV_ENV_VULKAN_1_3);
+  spv_binary binary = nullptr;
+  spv_diagnostic diagnostic = nullptr;
+  bool ok = spvTextToBinary(context, text, std::strlen(text), &binary, &diagnostic) == SPV_SUCCESS;
+  spvBinaryDestroy(binary);
+  spvDiagnosticDestroy(diagnostic);
+  spvContextDestroy(context);
+  return ok;
+}
+
 }  // namespace
 
 bool validates_emitted_spirv() { return true; }
 
-// Asks the assembler: a SPIRV-Tools without the extension does not know the capability's name.
 bool validates_cooperative_matrix() {
-  static const bool known = [] {
-    const char text[] = "OpCapability CooperativeMatrixKHR\n";
-    spv_context context = spvContextCreate(SPV_ENV_VULKAN_1_3);
-    spv_binary binary = nullptr;
-    spv_diagnostic diagnostic = nullptr;
-    bool ok = spvTextToBinary(context, text, std::strlen(text), &binary, &diagnostic) == SPV_SUCCESS;
-    spvBinaryDestroy(binary);
-    spvDiagnosticDestroy(diagnostic);
-    spvContextDestroy(context);
-    return ok;
-  }();
+  static const bool known = assembles("OpCapability CooperativeMatrixKHR\n");
+  return known;
+}
+
+bool validates_bfloat16() {
+  static const bool known = assembles("OpCapability BFloat16TypeKHR\n");
   return known;
 }
 
 absl::Status validate_emitted_spirv(std::string_view kernel_name, std::span<const uint32_t> words,
                                     uint32_t spirv_version) {
-  if (!validates_cooperative_matrix() &&
-      declares_capability(words, spirv::cooperative_matrix::kCapability)) {
+  if ((!validates_cooperative_matrix() && declares_capability(words, spirv::cooperative_matrix::kCapability)) ||
+      (!validates_bfloat16() && declares_capability(words, spirv::bfloat16::kCapabilityType))) {
     return absl::OkStatus();
   }
   spv_target_env env = spirv_version >= 0x00010600 ? SPV_ENV_VULKAN_1_3 : SPV_ENV_VULKAN_1_2;
@@ -77,6 +84,7 @@ absl::Status validate_emitted_spirv(std::string_view kernel_name, std::span<cons
 
 bool validates_emitted_spirv() { return false; }
 bool validates_cooperative_matrix() { return false; }
+bool validates_bfloat16() { return false; }
 
 absl::Status validate_emitted_spirv(std::string_view, std::span<const uint32_t>, uint32_t) {
   return absl::OkStatus();

@@ -1,14 +1,18 @@
 // Matrix statements in the SPIR-V emitter (spirv_emit/matrices.cc): with cooperative_matrix the
 // module uses SPV_KHR_cooperative_matrix under the Vulkan memory model and validates for Vulkan
 // 1.2 and 1.3 (where a validator here knows the extension; the instructions are checked word by
-// word either way); without it, and for bf16 or malformed statements, the error names the kernel
+// word either way); bf16 matrices are SPV_KHR_bfloat16 types where the device has them. Without
+// cooperative matrices (bf16 ones), and for malformed statements, the error names the kernel
 // and the reason.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "backends/vulkan/spirv/bfloat16.h"
 #include "backends/vulkan/spirv/cooperative_matrix.h"
+#include "backends/vulkan/spirv_emit/validate.h"
 #include "tests/backends/vulkan/spirv_emit_util.h"
 
 namespace tilert::vulkan {
@@ -106,16 +110,6 @@ TEST_CASE("without cooperative matrices, matrix statements are Unimplemented nam
   CHECK(contains(s, "kernel bare: matrix_mul_add"));
 }
 
-TEST_CASE("bf16 matrices are Unimplemented: SPV_KHR_bfloat16 is not emitted") {
-  simt::Function f = matrix_product_function(32);
-  f.matrices[0].type = f.matrices[1].type = DType::kBF16;
-  f.shared[0].type = f.shared[1].type = DType::kBF16;
-  absl::Status s = emit_error(f, with_cooperative_matrix(full_options()));
-  CHECK(absl::IsUnimplemented(s));
-  CHECK(contains(s, "kernel matrix_product: matrix ma: bf16"));
-  CHECK(contains(s, "SPV_KHR_bfloat16"));
-}
-
 TEST_CASE("malformed matrix statements are InvalidArgument naming the statement") {
   const SpirvOptions o = with_cooperative_matrix(full_options());
   auto with_statement = [](simt::Stmt s) {
@@ -167,8 +161,12 @@ TEST_CASE("malformed matrix statements are InvalidArgument naming the statement"
 
 // Chunk-staged f16 tiles (register pipelines): the shared arrays are 16-byte vectors of u32 words,
 // each chunk is one vector store, and the cooperative matrices load through the vectors.
-TEST_CASE("chunk-stored f16 tiles are arrays of u32 4-vectors that matrices load from") {
+// matrix_product_function with its shared A and B tiles filled by chunk_load / chunk_store
+// (16 bytes a thread at a time), as the lowering stages tiles for matrices.
+simt::Function chunk_staged_product(DType operands) {
   simt::Function f = matrix_product_function(32);
+  f.params[0].type = f.params[1].type = f.shared[0].type = f.shared[1].type = operands;
+  f.matrices[0].type = f.matrices[1].type = operands;
   f.variables.push_back({"chunk", DType::kU32, 12});
   const uint32_t chunk = static_cast<uint32_t>(f.variables.size() - 1);
   Expr lid = Expr::builtin(simt::Builtin::kLocalId);
@@ -197,6 +195,70 @@ TEST_CASE("chunk-stored f16 tiles are arrays of u32 4-vectors that matrices load
   f.body[1] = chunk_load(0, 4, 256);
   f.body.insert(f.body.begin() + 2, {chunk_load(1, 8, 0), chunk_store(0, 0, 0), chunk_store(0, 4, 256),
                                      chunk_store(1, 8, 0)});
+  return f;
+}
+
+TEST_CASE("bf16 matrices are Unimplemented without SpirvOptions::bfloat16_cooperative_matrix") {
+  absl::Status s = emit_error(chunk_staged_product(DType::kBF16), with_cooperative_matrix(full_options()));
+  CHECK(absl::IsUnimplemented(s));
+  CHECK(contains(s, "kernel matrix_product: matrix ma: bf16"));
+  CHECK(contains(s, "VK_KHR_shader_bfloat16"));
+}
+
+// The module's OpExtension names.
+std::vector<std::string> extensions(const std::vector<uint32_t>& words) {
+  std::vector<std::string> names;
+  for (const auto& operands : instructions(words, spv::Op::OpExtension)) {
+    std::string name(reinterpret_cast<const char*>(operands.data()), operands.size() * 4);
+    names.push_back(name.substr(0, name.find('\0')));
+  }
+  return names;
+}
+
+TEST_CASE("bf16 matrices are SPV_KHR_bfloat16 types loaded from packed bf16 tiles") {
+  simt::Function f = chunk_staged_product(DType::kBF16);
+  SpirvOptions o = with_cooperative_matrix(full_options());
+  o.bfloat16_cooperative_matrix = true;
+  // Validated only where the linked SPIRV-Tools knows the extension (Debian 12's does not).
+  absl::StatusOr<std::vector<uint32_t>> emitted = emit_spirv(f, o);
+  REQUIRE_MESSAGE(emitted.ok(), emitted.status().ToString());
+  std::vector<uint32_t> words = validates_bfloat16() ? emit_valid(f, o) : *emitted;
+  std::vector<std::string> names = extensions(words);
+  CHECK(std::find(names.begin(), names.end(), "SPV_KHR_bfloat16") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "SPV_KHR_cooperative_matrix") != names.end());
+  CHECK(has_capability(words, spirv::bfloat16::kCapabilityType));
+  CHECK(has_capability(words, spirv::bfloat16::kCapabilityCooperativeMatrix));
+  // One 16-bit float type, with the BFloat16KHR encoding; A and B matrices of it.
+  uint32_t bf16 = 0;
+  for (const auto& t : instructions(words, spv::Op::OpTypeFloat)) {
+    if (t[1] != 16) continue;
+    CHECK(bf16 == 0);
+    REQUIRE(t.size() == 3);
+    CHECK(t[2] == spirv::bfloat16::kEncodingBFloat16);
+    bf16 = t[0];
+  }
+  REQUIRE(bf16 != 0);
+  int bf16_matrices = 0;
+  for (const auto& t : instructions(words, coop::kOpTypeCooperativeMatrix)) bf16_matrices += t[1] == bf16;
+  CHECK(bf16_matrices == 2);
+  // The tiles are arrays of u32 4-vectors (two bf16 a word: half the bytes of widened ones) and
+  // the matrices are loaded from them.
+  uint32_t u32 = 0, uvec4 = 0;
+  for (const auto& t : instructions(words, spv::Op::OpTypeInt))
+    if (t[1] == 32 && t[2] == 0) u32 = t[0];
+  for (const auto& t : instructions(words, spv::Op::OpTypeVector))
+    if (t[1] == u32 && t[2] == 4) uvec4 = t[0];
+  REQUIRE(uvec4 != 0);
+  int vector_arrays = 0;
+  for (const auto& t : instructions(words, spv::Op::OpTypeArray)) vector_arrays += t[1] == uvec4;
+  CHECK(vector_arrays == 2);
+  CHECK(instructions(words, coop::kOpLoad).size() == 2);
+  CHECK(instructions(words, coop::kOpMulAdd).size() == 1);
+}
+
+
+TEST_CASE("chunk-stored f16 tiles are arrays of u32 4-vectors that matrices load from") {
+  simt::Function f = chunk_staged_product(DType::kF16);
   for (SpirvOptions base : {minimal_options(), full_options()}) {
     SpirvOptions o = with_cooperative_matrix(base);
     CAPTURE(o.spirv_version);

@@ -94,11 +94,35 @@ TEST_CASE("cooperative matrices are not used without every piece they need") {
   without([](PhysicalDeviceInfo& i) { i.cooperative_matrix = false; });
   without([](PhysicalDeviceInfo& i) { i.shader_float16 = false; });
   without([](PhysicalDeviceInfo& i) { i.vulkan_memory_model = false; });
-  // bf16 shapes are recorded but not offered: the emitter does not emit SPV_KHR_bfloat16.
+  // bf16 matrices come on top of f16 ones (the emitter declares them in cooperative-matrix
+  // modules only).
   without([](PhysicalDeviceInfo& i) {
     i.cooperative_matrix_16x16x16_f16 = false;
-    i.cooperative_matrix_16x16x16_bf16 = true;
+    i.cooperative_matrix_16x16x16_bf16 = i.bfloat16_cooperative_matrix = true;
   });
+}
+
+TEST_CASE("a bf16 shape with VK_KHR_shader_bfloat16's features becomes a second matrix shape") {
+  PhysicalDeviceInfo info = cooperative_matrix_device();
+  info.cooperative_matrix_16x16x16_bf16 = info.bfloat16_cooperative_matrix = true;
+  lowering::TargetDescription target = target_for_device(info);
+  REQUIRE(target.matrix_shapes.size() == 2);
+  CHECK(target.matrix_shapes[0].input == DType::kF16);
+  CHECK(target.matrix_shapes[1].input == DType::kBF16);
+  CHECK(target.matrix_shapes[1].accumulator == DType::kF32);
+  CHECK((target.matrix_shapes[1].m == 16 && target.matrix_shapes[1].n == 16 && target.matrix_shapes[1].k == 16));
+  CHECK(spirv_options_for_device(info).bfloat16_cooperative_matrix);
+
+  // The shape alone (no shaderBFloat16CooperativeMatrix), or the features without the shape:
+  // f16 only.
+  for (bool shape : {true, false}) {
+    PhysicalDeviceInfo partial = cooperative_matrix_device();
+    partial.cooperative_matrix_16x16x16_bf16 = shape;
+    partial.bfloat16_cooperative_matrix = !shape;
+    CHECK(target_for_device(partial).matrix_shapes.size() == 1);
+    CHECK_FALSE(spirv_options_for_device(partial).bfloat16_cooperative_matrix);
+    CHECK(spirv_options_for_device(partial).cooperative_matrix);
+  }
 }
 
 }  // namespace
