@@ -161,6 +161,23 @@ TEST_CASE("malformed matrix statements are InvalidArgument naming the statement"
 
 // Chunk-staged f16 tiles (register pipelines): the shared arrays are 16-byte vectors of u32 words,
 // each chunk is one vector store, and the cooperative matrices load through the vectors.
+// The id of the module's u32 4-vector type (0: none).
+uint32_t uvec4_type(const std::vector<uint32_t>& words) {
+  uint32_t u32 = 0, uvec4 = 0;
+  for (const auto& t : instructions(words, spv::Op::OpTypeInt))
+    if (t[1] == 32 && t[2] == 0) u32 = t[0];
+  for (const auto& t : instructions(words, spv::Op::OpTypeVector))
+    if (u32 != 0 && t[1] == u32 && t[2] == 4) uvec4 = t[0];
+  return uvec4;
+}
+
+// How many array types have `element` as their element type.
+int arrays_of(const std::vector<uint32_t>& words, uint32_t element) {
+  int n = 0;
+  for (const auto& t : instructions(words, spv::Op::OpTypeArray)) n += t[1] == element;
+  return n;
+}
+
 // matrix_product_function with its shared A and B tiles filled by chunk_load / chunk_store
 // (16 bytes a thread at a time), as the lowering stages tiles for matrices.
 simt::Function chunk_staged_product(DType operands) {
@@ -243,19 +260,12 @@ TEST_CASE("bf16 matrices are SPV_KHR_bfloat16 types loaded from packed bf16 tile
   CHECK(bf16_matrices == 2);
   // The tiles are arrays of u32 4-vectors (two bf16 a word: half the bytes of widened ones) and
   // the matrices are loaded from them.
-  uint32_t u32 = 0, uvec4 = 0;
-  for (const auto& t : instructions(words, spv::Op::OpTypeInt))
-    if (t[1] == 32 && t[2] == 0) u32 = t[0];
-  for (const auto& t : instructions(words, spv::Op::OpTypeVector))
-    if (t[1] == u32 && t[2] == 4) uvec4 = t[0];
+  const uint32_t uvec4 = uvec4_type(words);
   REQUIRE(uvec4 != 0);
-  int vector_arrays = 0;
-  for (const auto& t : instructions(words, spv::Op::OpTypeArray)) vector_arrays += t[1] == uvec4;
-  CHECK(vector_arrays == 2);
+  CHECK(arrays_of(words, uvec4) == 2);
   CHECK(instructions(words, coop::kOpLoad).size() == 2);
   CHECK(instructions(words, coop::kOpMulAdd).size() == 1);
 }
-
 
 TEST_CASE("chunk-stored f16 tiles are arrays of u32 4-vectors that matrices load from") {
   simt::Function f = chunk_staged_product(DType::kF16);
@@ -263,15 +273,9 @@ TEST_CASE("chunk-stored f16 tiles are arrays of u32 4-vectors that matrices load
     SpirvOptions o = with_cooperative_matrix(base);
     CAPTURE(o.spirv_version);
     std::vector<uint32_t> words = emit_valid(f, o);
-    uint32_t u32 = 0, uvec4 = 0;
-    for (const auto& t : instructions(words, spv::Op::OpTypeInt))
-      if (t[1] == 32 && t[2] == 0) u32 = t[0];
-    for (const auto& t : instructions(words, spv::Op::OpTypeVector))
-      if (t[1] == u32 && t[2] == 4) uvec4 = t[0];
+    const uint32_t uvec4 = uvec4_type(words);
     REQUIRE(uvec4 != 0);
-    int vector_arrays = 0;
-    for (const auto& t : instructions(words, spv::Op::OpTypeArray)) vector_arrays += t[1] == uvec4;
-    CHECK(vector_arrays == 2);  // a_sh and b_sh; c_sh stays f32
+    CHECK(arrays_of(words, uvec4) == 2);  // a_sh and b_sh; c_sh stays f32
     // Three 16-byte stores of whole vectors (one per chunk), no 16-bit component stores.
     std::vector<uint32_t> vector_pointers;
     for (const auto& t : instructions(words, spv::Op::OpTypePointer))
