@@ -58,10 +58,11 @@ std::optional<Lowerer::PipelinePlan> Lowerer::plan_pipeline(const Stmt& loop, co
     const Storage& st = storage_[c->dst.buffer];
     const int64_t elem = dtype_size(dst.dtype);
     if (!copies_in_chunks(*c) || tiles.contains(c->dst.buffer)) return std::nullopt;
-    // SPIR-V keeps 16-bit shared elements only for f16 with float16 arithmetic; other 16-bit
-    // tiles are widened to 32 bits there, twice the bytes the stage count is chosen for.
-    if (plan.register_staged && target_.api == ApiKind::kSpirv && elem == 2 &&
-        !(dst.dtype == DType::kF16 && target_.has(TargetFeature::kFloat16Arithmetic)))
+    // SPIR-V keeps chunk-stored 16-bit shared tiles 16-bit as f16 with float16 arithmetic and
+    // as bf16 (packed two to a word); f16 without the arithmetic is widened to 32 bits there,
+    // twice the bytes the stage count is chosen for.
+    if (plan.register_staged && target_.api == ApiKind::kSpirv && dst.dtype == DType::kF16 &&
+        !target_.has(TargetFeature::kFloat16Arithmetic))
       return std::nullopt;
     tiles.insert(c->dst.buffer);
     plan.copies.push_back(c);

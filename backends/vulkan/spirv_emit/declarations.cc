@@ -128,8 +128,11 @@ bool Emitter::used_by(simt::StmtKind kind, simt::Space space, uint32_t id) const
   auto visit = [&](auto&& self, const simt::Body& body) -> void {
     for (const simt::Stmt& s : body) {
       if (s.kind == kind) {
+        // chunk_load names its global array in `array`, matrix_load its array in `array` (with
+        // the matrix in `id`); other statements name their array in `id`.
         if (kind == simt::StmtKind::kChunkLoad ? space == simt::Space::kGlobal && s.array == id
-                                               : s.space == space && s.id == id)
+            : kind == simt::StmtKind::kMatrixLoad ? s.space == space && s.array == id
+                                                  : s.space == space && s.id == id)
           found = true;
       }
       self(self, s.body);
@@ -299,12 +302,16 @@ void Emitter::declare_arrays() {
     const int64_t size = dtype_size(s.type);
     const bool chunk_stored =
         s.count % 4 == 0 && used_by(simt::StmtKind::kChunkStore, simt::Space::kShared, static_cast<uint32_t>(i));
-    if (chunk_stored && size == 2 && s.count % 8 == 0 &&
-        (a.layout == ElementLayout::kNative || (a.type == DType::kBF16 && a.layout == ElementLayout::kWidened))) {
-      // 16-bit tiles (f16; bf16, which has no 16-bit arithmetic type to widen from) as u32
-      // 4-vectors, two elements a word: 16-byte stores and matrix loads through 16-byte
-      // vectors (NVIDIA's driver issues one wide access for them where 8-byte vectors of f16
-      // take two), and half the bytes of a widened bf16 tile.
+    // bf16 has no 16-bit arithmetic type to keep it in: tiles that matrices read must be packed.
+    const bool bf16_matrix_operand =
+        a.type == DType::kBF16 && used_by(simt::StmtKind::kMatrixLoad, simt::Space::kShared, static_cast<uint32_t>(i));
+    if (size == 2 && s.count % 8 == 0 &&
+        ((chunk_stored && a.layout == ElementLayout::kNative) ||
+         (a.type == DType::kBF16 && a.layout == ElementLayout::kWidened && (chunk_stored || bf16_matrix_operand)))) {
+      // 16-bit tiles as u32 4-vectors, two elements a word: 16-byte stores and matrix loads
+      // through 16-byte vectors (NVIDIA's driver issues one wide access for them where 8-byte
+      // vectors of f16 take two), and half the bytes of a widened bf16 tile. Element stores
+      // into them take the packed layout's atomic read-modify-writes.
       a.layout = ElementLayout::kPacked;
       a.element_type = u32_type();
       a.vector_width = 4;
