@@ -265,6 +265,15 @@ TEST_CASE("bf16 matrices are SPV_KHR_bfloat16 types loaded from packed bf16 tile
   CHECK(arrays_of(words, uvec4) == 2);
   CHECK(instructions(words, coop::kOpLoad).size() == 2);
   CHECK(instructions(words, coop::kOpMulAdd).size() == 1);
+
+  // Tiles filled element by element are packed as well: a matrix cannot load widened elements.
+  simt::Function element_filled = matrix_product_function(32);
+  element_filled.params[0].type = element_filled.params[1].type = DType::kBF16;
+  element_filled.shared[0].type = element_filled.shared[1].type = DType::kBF16;
+  element_filled.matrices[0].type = element_filled.matrices[1].type = DType::kBF16;
+  absl::StatusOr<std::vector<uint32_t>> packed = emit_spirv(element_filled, o);
+  REQUIRE_MESSAGE(packed.ok(), packed.status().ToString());
+  CHECK(arrays_of(*packed, uvec4_type(*packed)) == 2);
 }
 
 TEST_CASE("chunk-stored f16 tiles are arrays of u32 4-vectors that matrices load from") {
