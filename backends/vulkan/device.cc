@@ -69,6 +69,33 @@ void find_matrix_shapes(const Dispatch& vk, bool bfloat16_features, PhysicalDevi
   }
 }
 
+// The workgroup-scope shapes with flexible dimensions of VK_NV_cooperative_matrix2 whose A and B
+// are f16 or bf16 and whose C and result are f32, without saturating accumulation.
+void find_workgroup_matrix_shapes(const Dispatch& vk, PhysicalDeviceInfo& info) {
+  if (vk.vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV == nullptr) return;
+  uint32_t count = 0;
+  if (vk.vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV(info.handle, &count, nullptr) != VK_SUCCESS)
+    return;
+  std::vector<VkCooperativeMatrixFlexibleDimensionsPropertiesNV> shapes(
+      count, VkCooperativeMatrixFlexibleDimensionsPropertiesNV{
+                 VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV});
+  VkResult listed = vk.vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV(info.handle, &count,
+                                                                                          shapes.data());
+  if (listed != VK_SUCCESS && listed != VK_INCOMPLETE) return;
+  shapes.resize(std::min<size_t>(count, shapes.size()));
+  for (const VkCooperativeMatrixFlexibleDimensionsPropertiesNV& s : shapes) {
+    const bool f16 = s.AType == VK_COMPONENT_TYPE_FLOAT16_KHR;
+    const bool bf16 = s.AType == VK_COMPONENT_TYPE_BFLOAT16_KHR && info.bfloat16_cooperative_matrix;
+    if (s.scope != VK_SCOPE_WORKGROUP_KHR || s.AType != s.BType || (!f16 && !bf16) ||
+        s.CType != VK_COMPONENT_TYPE_FLOAT32_KHR || s.ResultType != VK_COMPONENT_TYPE_FLOAT32_KHR ||
+        s.saturatingAccumulation) {
+      continue;
+    }
+    info.workgroup_matrix_shapes.push_back(
+        {s.MGranularity, s.NGranularity, s.KGranularity, bf16, s.workgroupInvocations});
+  }
+}
+
 absl::StatusOr<PhysicalDeviceInfo> describe(const Dispatch& vk, VkPhysicalDevice handle,
                                             uint32_t index) {
   PhysicalDeviceInfo info;
@@ -93,6 +120,10 @@ absl::StatusOr<PhysicalDeviceInfo> describe(const Dispatch& vk, VkPhysicalDevice
   const bool coopmat = vulkan12 && has(extensions, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   VkPhysicalDeviceCooperativeMatrixPropertiesKHR coopmat_properties{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_KHR};
+  const bool coopmat2 = coopmat && has(extensions, VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
+  VkPhysicalDeviceCooperativeMatrix2PropertiesNV coopmat2_properties{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV};
+  if (coopmat2) coopmat_properties.pNext = &coopmat2_properties;
   VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
   driver.pNext = coopmat ? &coopmat_properties : nullptr;
   VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
@@ -129,6 +160,12 @@ absl::StatusOr<PhysicalDeviceInfo> describe(const Dispatch& vk, VkPhysicalDevice
       bfloat16_features.pNext = extension_features;
       extension_features = &bfloat16_features;
     }
+    VkPhysicalDeviceCooperativeMatrix2FeaturesNV coopmat2_features{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
+    if (coopmat2) {
+      coopmat2_features.pNext = extension_features;
+      extension_features = &coopmat2_features;
+    }
     VkPhysicalDeviceVulkan12Features features12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     features12.pNext = extension_features;
     VkPhysicalDeviceVulkan11Features features11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
@@ -148,8 +185,20 @@ absl::StatusOr<PhysicalDeviceInfo> describe(const Dispatch& vk, VkPhysicalDevice
     info.bfloat16_cooperative_matrix = info.cooperative_matrix && bfloat16 &&
                                        bfloat16_features.shaderBFloat16Type &&
                                        bfloat16_features.shaderBFloat16CooperativeMatrix;
+    info.workgroup_matrices = info.cooperative_matrix && coopmat2 && features12.vulkanMemoryModel &&
+                              coopmat2_features.cooperativeMatrixWorkgroupScope &&
+                              coopmat2_features.cooperativeMatrixFlexibleDimensions;
+    info.workgroup_matrix_tensor_addressing =
+        info.workgroup_matrices && coopmat2_features.cooperativeMatrixTensorAddressing;
+    if (info.workgroup_matrices) {
+      info.workgroup_matrix_max_invocations = coopmat2_properties.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
+      info.workgroup_matrix_reserved_shared_bytes =
+          coopmat2_properties.cooperativeMatrixWorkgroupScopeReservedSharedMemory;
+      info.flexible_matrix_max_dimension = coopmat2_properties.cooperativeMatrixFlexibleDimensionsMaxDimension;
+    }
   }
   if (info.cooperative_matrix) find_matrix_shapes(vk, info.bfloat16_cooperative_matrix, info);
+  if (info.workgroup_matrices) find_workgroup_matrix_shapes(vk, info);
 
   info.shader_clock = has(extensions, VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
   info.subgroup_size_control = has(extensions, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
@@ -190,6 +239,16 @@ std::string PhysicalDeviceInfo::features_string() const {
                                  cooperative_matrix_16x16x16_bf16 ? " bf16" : ""));
   } else if (cooperative_matrix) {
     parts.push_back("cooperative-matrix (no 16x16x16 f16 shape)");
+  }
+  if (workgroup_matrices) {
+    std::string shapes;
+    for (const WorkgroupMatrixShape& w : workgroup_matrix_shapes) {
+      absl::StrAppend(&shapes, " ", w.m, "x", w.n, "x", w.k, w.bfloat16 ? " bf16" : " f16", "/", w.invocations);
+    }
+    parts.push_back(absl::StrCat("workgroup-matrices", workgroup_matrix_tensor_addressing ? " tensor-addressing" : "",
+                                 " (up to ", workgroup_matrix_max_invocations,
+                                 " invocations, dimensions up to ", flexible_matrix_max_dimension, ", ",
+                                 workgroup_matrix_reserved_shared_bytes, " shared bytes reserved;", shapes, ")"));
   }
   if (shader_clock) parts.push_back("clock");
   if (subgroup_size_control) parts.push_back("subgroup-size-control");
@@ -290,6 +349,15 @@ absl::StatusOr<std::shared_ptr<Device>> Device::create(std::shared_ptr<Instance>
     bfloat16.pNext = extension_features;
     extension_features = &bfloat16;
   }
+  VkPhysicalDeviceCooperativeMatrix2FeaturesNV coopmat2{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
+  coopmat2.cooperativeMatrixWorkgroupScope = VK_TRUE;
+  coopmat2.cooperativeMatrixFlexibleDimensions = VK_TRUE;
+  coopmat2.cooperativeMatrixTensorAddressing = info.workgroup_matrix_tensor_addressing;
+  if (info.workgroup_matrices) {
+    coopmat2.pNext = extension_features;
+    extension_features = &coopmat2;
+  }
   VkPhysicalDeviceShaderClockFeaturesKHR clock{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
   clock.shaderSubgroupClock = VK_TRUE;
@@ -319,6 +387,7 @@ absl::StatusOr<std::shared_ptr<Device>> Device::create(std::shared_ptr<Instance>
   std::vector<const char*> extensions;
   if (info.cooperative_matrix) extensions.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   if (info.bfloat16_cooperative_matrix) extensions.push_back(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
+  if (info.workgroup_matrices) extensions.push_back(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
   if (info.shader_clock) extensions.push_back(VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
   if (info.subgroup_size_control) extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
   if (info.pipeline_statistics)

@@ -52,6 +52,23 @@ struct PhysicalDeviceInfo {
   // VK_KHR_shader_bfloat16 with shaderBFloat16Type and shaderBFloat16CooperativeMatrix: shaders
   // may declare bf16 cooperative matrices (SPV_KHR_bfloat16).
   bool bfloat16_cooperative_matrix = false;
+  // VK_NV_cooperative_matrix2 with cooperativeMatrixWorkgroupScope and
+  // cooperativeMatrixFlexibleDimensions: matrices held by a whole workgroup, of any multiple of a
+  // shape's granularity up to flexible_matrix_max_dimension, staged by the driver through shared
+  // memory it reserves (workgroup_matrix_reserved_shared_bytes, out of max_shared_memory_bytes).
+  struct WorkgroupMatrixShape {
+    uint32_t m = 0, n = 0, k = 0;  // granularity of M, N and K
+    bool bfloat16 = false;         // A and B of bf16, else f16; C and the result f32
+    uint32_t invocations = 0;      // the workgroup size the shape is for
+  };
+  bool workgroup_matrices = false;
+  // cooperativeMatrixTensorAddressing too: loads and stores through tensor layouts, with reads
+  // outside the tensor's dimensions clamped and writes outside them dropped.
+  bool workgroup_matrix_tensor_addressing = false;
+  uint32_t workgroup_matrix_max_invocations = 0;
+  uint32_t workgroup_matrix_reserved_shared_bytes = 0;
+  uint32_t flexible_matrix_max_dimension = 0;
+  std::vector<WorkgroupMatrixShape> workgroup_matrix_shapes;
   bool shader_clock = false;           // VK_KHR_shader_clock
   bool subgroup_size_control = false;  // VK_EXT_subgroup_size_control
   // VK_KHR_pipeline_executable_properties with pipelineExecutableInfo: the driver reports what

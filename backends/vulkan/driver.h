@@ -8,6 +8,7 @@
 #include <vulkan/vulkan.h>
 
 #include "backends/vulkan/khr_cooperative_matrix.h"  // for headers that predate the extension
+#include "backends/vulkan/nv_cooperative_matrix2.h"   // likewise
 
 #include <memory>
 #include <span>

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "backends/vulkan/spirv/cooperative_matrix.h"
+#include "backends/vulkan/spirv/tensor_addressing.h"
 #include "ir/status.h"
 
 namespace tilert::spirv {
@@ -145,7 +146,7 @@ namespace {
   X(OpAtomicCompareExchange, kTypedResult, "IIIIII", false)
 
 // Instructions of extensions newer than the installed SPIR-V headers, with their opcodes from
-// this project's own headers (cooperative_matrix.h).
+// this project's own headers (cooperative_matrix.h, tensor_addressing.h).
 // X(name, opcode, result form, operand kinds, terminates the block)
 #define TILERT_SPIRV_INSTRUCTIONS_BY_VALUE(X)                                                        \
   /* SPV_KHR_cooperative_matrix: scope, rows, columns, use */                                        \
@@ -156,7 +157,18 @@ namespace {
   X(OpCooperativeMatrixStoreKHR, cooperative_matrix::kOpStore, kNone, "IIII?L*", false)              \
   /* a, b, c, [cooperative matrix operands] */                                                       \
   X(OpCooperativeMatrixMulAddKHR, cooperative_matrix::kOpMulAdd, kTypedResult, "IIIL?", false)       \
-  X(OpCooperativeMatrixLengthKHR, cooperative_matrix::kOpLength, kTypedResult, "I", false)
+  X(OpCooperativeMatrixLengthKHR, cooperative_matrix::kOpLength, kTypedResult, "I", false)          \
+  /* SPV_NV_tensor_addressing: dimensions, clamp mode */                                            \
+  X(OpTypeTensorLayoutNV, tensor_addressing::kOpTypeTensorLayout, kResult, "II", false)              \
+  X(OpCreateTensorLayoutNV, tensor_addressing::kOpCreateTensorLayout, kTypedResult, "", false)       \
+  /* layout, one value per dimension */                                                             \
+  X(OpTensorLayoutSetDimensionNV, tensor_addressing::kOpTensorLayoutSetDimension, kTypedResult, "II*", false) \
+  X(OpTensorLayoutSetStrideNV, tensor_addressing::kOpTensorLayoutSetStride, kTypedResult, "II*", false) \
+  /* layout, (offset, span) per dimension */                                                        \
+  X(OpTensorLayoutSliceNV, tensor_addressing::kOpTensorLayoutSlice, kTypedResult, "II*", false)      \
+  /* SPV_NV_cooperative_matrix2: pointer, object, layout, memory operand, addressing operands */     \
+  X(OpCooperativeMatrixLoadTensorNV, tensor_addressing::kOpLoadTensor, kTypedResult, "IIILL", false) \
+  X(OpCooperativeMatrixStoreTensorNV, tensor_addressing::kOpStoreTensor, kNone, "IIILL", false)
 
 constexpr InstructionInfo kInstructions[] = {
 #define TILERT_X(op, form, operands, terminates) \

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/vulkan/spirv/bfloat16.h"
 #include "backends/vulkan/spirv/cooperative_matrix.h"
+#include "backends/vulkan/spirv/tensor_addressing.h"
 #include "ir/status.h"
 
 namespace tilert::spirv {
@@ -213,6 +214,10 @@ Id ModuleBuilder::type_cooperative_matrix(Id component, spv::Scope scope, uint32
   std::vector<uint32_t> operands = {component, constant_u32(word(scope)), constant_u32(rows),
                                     constant_u32(columns), constant_u32(use)};
   return intern(cooperative_matrix::kOpTypeCooperativeMatrix, 0, std::move(operands));
+}
+
+Id ModuleBuilder::type_tensor_layout(uint32_t dimensions, uint32_t clamp_mode) {
+  return intern(tensor_addressing::kOpTypeTensorLayout, 0, {constant_u32(dimensions), constant_u32(clamp_mode)});
 }
 
 Id ModuleBuilder::constant(Id type, const std::vector<uint32_t>& literal_words) {

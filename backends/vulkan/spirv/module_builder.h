@@ -72,6 +72,10 @@ class ModuleBuilder {
   Id type_cooperative_matrix(Id component, spv::Scope scope, uint32_t rows, uint32_t columns,
                              uint32_t use);
 
+  // OpTypeTensorLayoutNV (SPV_NV_tensor_addressing): `dimensions` and `clamp_mode` become u32
+  // constants, as the type takes them by id.
+  Id type_tensor_layout(uint32_t dimensions, uint32_t clamp_mode);
+
   // Constants, de-duplicated.
   Id constant_u32(uint32_t value);
   Id constant_i32(int32_t value);

@@ -64,6 +64,15 @@ TEST_CASE("features are listed in a fixed order, only when present") {
   CHECK(info.features_string() ==
         "subgroup 32, shared 48 KB, fp16, int8, cooperative-matrix 16x16x16 f16 bf16, "
         "subgroup-size-control, pipeline-statistics");
+  info.workgroup_matrices = info.workgroup_matrix_tensor_addressing = true;
+  info.workgroup_matrix_max_invocations = 256;
+  info.flexible_matrix_max_dimension = 256;
+  info.workgroup_matrix_reserved_shared_bytes = 1024;
+  info.workgroup_matrix_shapes = {{16, 16, 16, false, 128}, {16, 16, 16, true, 256}};
+  CHECK(info.features_string() ==
+        "subgroup 32, shared 48 KB, fp16, int8, cooperative-matrix 16x16x16 f16 bf16, "
+        "workgroup-matrices tensor-addressing (up to 256 invocations, dimensions up to 256, 1024 shared "
+        "bytes reserved; 16x16x16 f16/128 16x16x16 bf16/256), subgroup-size-control, pipeline-statistics");
   info.api_version = VK_MAKE_API_VERSION(0, 1, 3, 238);
   CHECK(info.api_version_string() == "1.3.238");
 }

@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include "backends/vulkan/spirv/cooperative_matrix.h"
+#include "backends/vulkan/spirv/module_builder.h"
+#include "backends/vulkan/spirv/tensor_addressing.h"
 
 #include <string>
 
@@ -92,6 +94,38 @@ TEST_CASE("spirv instructions: cooperative-matrix rows take their optional strid
   REQUIRE(ids.ok());
   CHECK(ids->used == std::vector<Id>{3, 7, 4, 5});
   CHECK(ids->result == 0);
+}
+
+TEST_CASE("spirv instructions: tensor-layout rows (SPV_NV_tensor_addressing, SPV_NV_cooperative_matrix2)") {
+  namespace tensor = tensor_addressing;
+  // %layout = OpTypeTensorLayoutNV %dimensions %clamp_mode: both by id.
+  const InstructionInfo& type = *instruction_info(tensor::kOpTypeTensorLayout);
+  CHECK(type.name == "OpTypeTensorLayoutNV");
+  CHECK(type.result == ResultForm::kResult);
+  CHECK(instruction_header(tensor::kOpTypeTensorLayout, 4) == ((4u << 16) | 5370u));
+  // %r = OpTensorLayoutSliceNV %type %layout (%offset %span)*: every operand an id.
+  const InstructionInfo& slice = *instruction_info(tensor::kOpTensorLayoutSlice);
+  absl::StatusOr<OperandIds> ids = decode_ids(slice, std::vector<uint32_t>{2, 10, 3, 4, 5, 6, 7});
+  REQUIRE(ids.ok());
+  CHECK(ids->used == std::vector<Id>{2, 3, 4, 5, 6, 7});
+  // %r = OpCooperativeMatrixLoadTensorNV %type %pointer %object %layout MemoryAccess Addressing:
+  // the two masks are literals.
+  const InstructionInfo& load = *instruction_info(tensor::kOpLoadTensor);
+  ids = decode_ids(load, std::vector<uint32_t>{2, 10, 3, 4, 5, 0, 0});
+  REQUIRE(ids.ok());
+  CHECK(ids->used == std::vector<Id>{2, 3, 4, 5});
+  CHECK_FALSE(decode_ids(load, std::vector<uint32_t>{2, 10, 3, 4, 5}).ok());
+  const InstructionInfo& store = *instruction_info(tensor::kOpStoreTensor);
+  CHECK(store.result == ResultForm::kNone);
+  CHECK(instruction_info(tensor::kOpCreateTensorLayout)->operands.empty());
+
+  // The builder's layout type takes its dimensions and clamp mode as u32 constants, once.
+  ModuleBuilder b(kSpirvVersion1_6);
+  const Id layout = b.type_tensor_layout(2, tensor::kClampConstant);
+  CHECK(layout != 0);
+  CHECK(b.type_tensor_layout(2, tensor::kClampConstant) == layout);
+  CHECK(b.type_tensor_layout(3, tensor::kClampConstant) != layout);
+  CHECK(b.status().ok());
 }
 
 }  // namespace
