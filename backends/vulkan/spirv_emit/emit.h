@@ -35,9 +35,9 @@ struct SpirvOptions {
   bool bfloat16_cooperative_matrix = false;
   // The device's maxComputeSharedMemorySize (0: unknown). Shared arrays of narrow types that
   // SPIR-V keeps widened to 32 bits (bf16, f16 and i8 without their arithmetic, except 16-bit
-  // tiles packed two to a word) take more
-  // bytes than the lowering counted; a function whose arrays then exceed this is refused
-  // (ResourceExhausted) rather than handed to a driver that may lose the device over it.
+  // tiles packed two to a word) take more bytes than the lowering counted; a function whose
+  // arrays then exceed this is refused (ResourceExhausted) rather than handed to a driver that
+  // may lose the device over it.
   uint32_t max_shared_bytes = 0;
 };
 
@@ -60,9 +60,8 @@ void store_push_constant(DType type, int64_t int_value, double float_value, void
 // (named barriers, a clock without shader_clock, subgroup reductions without subgroup
 // arithmetic, clustered ones without subgroup_clustered, matrices without cooperative_matrix,
 // bf16 matrices), ResourceExhausted for shared arrays that exceed max_shared_bytes as stored,
-// InvalidArgument for a
-// malformed function (an unknown parameter, variable, array or matrix, a matrix statement on
-// the wrong kind of matrix or array), each naming the function.
+// InvalidArgument for a malformed function (an unknown parameter, variable, array or matrix, a
+// matrix statement on the wrong kind of matrix or array), each naming the function.
 absl::StatusOr<std::vector<uint32_t>> emit_spirv(const simt::Function& f, const SpirvOptions& o);
 
 }  // namespace tilert::vulkan
