@@ -11,7 +11,10 @@
 // before and after) and loads the matrices from there, as a lowering that stages its own tiles
 // would. TENSOR = 1 loads and stores through tensor layouts (reads outside the matrices are
 // zero, writes outside C dropped), so M, N and K need not be multiples of the tile.
-// usage with TENSOR: ... [STRIPS [SHARED [TENSOR]]] (SHARED must be 0).
+// usage with TENSOR: ... [STRIPS [SHARED [TENSOR [HALF]]]] (SHARED must be 0); HALF = 1 stores C
+// as f16, converting the f32 accumulator matrix first, as a GEMM with f16 output does. TENSOR = 2
+// takes the tensor layouts only for tiles that reach past an edge (a block-uniform branch) and
+// plain loads and stores for the others (one strip only).
 // Prints the device's workgroup-matrix shapes, the registers the driver used, the median device
 // time and TFLOP/s, and checks 256 sampled elements of C against a double-precision product.
 #include <algorithm>
@@ -20,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -43,6 +47,8 @@ struct Shape {
   uint32_t strips = 1;       // accumulators: strips of tm / strips rows, B loaded once for all
   bool from_shared = false;  // operands copied into shared tiles first, matrices loaded from them
   bool tensor = false;       // loads and stores through tensor layouts (any M, N, K: edges clamped)
+  bool hybrid = false;       // with tensor: plain loads and stores for tiles wholly inside, layouts at edges
+  bool half_out = false;     // C of f16: the accumulator converted (OpFConvert) before the store
 };
 
 namespace tensor = tilert::spirv::tensor_addressing;
@@ -100,8 +106,8 @@ absl::StatusOr<std::vector<uint32_t>> build_module(const Shape& s) {
     return variable;
   };
   Id f16_pointer = 0, f32_pointer = 0;
-  const Id a = buffer(f16, 2, 0, &f16_pointer), bb = buffer(f16, 2, 1, &f16_pointer),
-           c = buffer(f32, 4, 2, &f32_pointer);
+  const Id a = buffer(f16, 2, 0, &f16_pointer), bb = buffer(f16, 2, 1, &f16_pointer);
+  const Id c = s.half_out ? buffer(f16, 2, 2, &f32_pointer) : buffer(f32, 4, 2, &f32_pointer);
   const Id workgroup_id =
       b.global_variable(b.type_pointer(spv::StorageClass::Input, uvec3), spv::StorageClass::Input);
   b.decorate(workgroup_id, spv::Decoration::BuiltIn, {static_cast<uint32_t>(spv::BuiltIn::WorkgroupId)});
@@ -112,6 +118,9 @@ absl::StatusOr<std::vector<uint32_t>> build_module(const Shape& s) {
   const Id b_type = b.type_cooperative_matrix(f16, spv::Scope::Workgroup, s.tk, s.tn, coop::kUseMatrixB);
   const Id c_type =
       b.type_cooperative_matrix(f32, spv::Scope::Workgroup, strip_rows, s.tn, coop::kUseAccumulator);
+  const Id out_type = s.half_out ? b.type_cooperative_matrix(f16, spv::Scope::Workgroup, strip_rows, s.tn,
+                                                             coop::kUseAccumulator)
+                                 : c_type;
   const Id layout_type = s.tensor ? b.type_tensor_layout(2, tensor::kClampConstant) : 0;
   Id a_tile = 0, b_tile = 0, local_index = 0, shared_f16 = 0;
   std::vector<Id> interface = {a, bb, c, workgroup_id};
@@ -136,6 +145,8 @@ absl::StatusOr<std::vector<uint32_t>> build_module(const Shape& s) {
   std::vector<Id> acc_variables;
   for (uint32_t r = 0; r < s.strips; ++r)
     acc_variables.push_back(b.local_variable(b.type_pointer(spv::StorageClass::Function, c_type)));
+  const Id a_variable = s.hybrid ? b.local_variable(b.type_pointer(spv::StorageClass::Function, a_type)) : 0;
+  const Id b_variable = s.hybrid ? b.local_variable(b.type_pointer(spv::StorageClass::Function, b_type)) : 0;
   const Id wg = b.load(uvec3, workgroup_id);
   const Id bx = b.emit(Op::OpCompositeExtract, u32, {wg, 0}),
            by = b.emit(Op::OpCompositeExtract, u32, {wg, 1});
@@ -194,30 +205,70 @@ absl::StatusOr<std::vector<uint32_t>> build_module(const Shape& s) {
     copy_tile(bb, k, col0, s.n, b_tile, s.tk, s.tn);
     barrier();
   }
+  auto plain_b = [&] {
+    return b.emit(coop::kOpLoad, b_type,
+                  {b.access_chain(f16_pointer, bb,
+                                  {zero, b.emit(Op::OpIAdd, u32,
+                                                {b.emit(Op::OpIMul, u32, {k, b.constant_u32(s.n)}), col0})}),
+                   row_major, b.constant_u32(s.n)});
+  };
+  auto plain_a = [&](Id strip_row) {
+    return b.emit(
+        coop::kOpLoad, a_type,
+        {b.access_chain(
+             f16_pointer, a,
+             {zero, b.emit(Op::OpIAdd, u32, {b.emit(Op::OpIMul, u32, {strip_row, b.constant_u32(s.k)}), k})}),
+         row_major, b.constant_u32(s.k)});
+  };
+  // Both branches of a block-uniform test store into `variables`; returns after the merge.
+  auto choose = [&](Id condition, const std::function<void()>& then_part,
+                    const std::function<void()>& else_part) {
+    const Id then_block = b.new_id(), else_block = b.new_id(), merge_block = b.new_id();
+    b.selection_merge(merge_block);
+    b.branch_conditional(condition, then_block, else_block);
+    b.begin_block(then_block);
+    then_part();
+    b.branch(merge_block);
+    b.begin_block(else_block);
+    else_part();
+    b.branch(merge_block);
+    b.begin_block(merge_block);
+  };
+  auto le = [&](Id x, uint32_t add, uint32_t bound) {
+    return b.emit(Op::OpULessThanEqual, boolean,
+                  {b.emit(Op::OpIAdd, u32, {x, b.constant_u32(add)}), b.constant_u32(bound)});
+  };
+  if (s.hybrid) {
+    const Id inside_mn = b.emit(Op::OpLogicalAnd, boolean, {le(row0, s.tm, s.m), le(col0, s.tn, s.n)});
+    const Id inside = b.emit(Op::OpLogicalAnd, boolean, {inside_mn, le(k, s.tk, s.k)});
+    choose(
+        inside,
+        [&] {
+          b.store(a_variable, plain_a(row0));
+          b.store(b_variable, plain_b());
+        },
+        [&] {
+          b.store(a_variable, load_tensor(a_type, a, slice(s.m, s.k, row0, s.tm, k, s.tk)));
+          b.store(b_variable, load_tensor(b_type, bb, slice(s.k, s.n, k, s.tk, col0, s.tn)));
+        });
+    b.store(acc_variables[0], b.emit(coop::kOpMulAdd, c_type,
+                                     {b.load(a_type, a_variable), b.load(b_type, b_variable),
+                                      b.load(c_type, acc_variables[0])}));
+  }
   const Id b_matrix =
-      s.tensor ? load_tensor(b_type, bb, slice(s.k, s.n, k, s.tk, col0, s.tn))
-      : s.from_shared
-          ? b.emit(coop::kOpLoad, b_type,
-                   {b.access_chain(shared_f16, b_tile, {zero}), row_major, b.constant_u32(s.tn)})
-          : b.emit(coop::kOpLoad, b_type,
-                   {b.access_chain(f16_pointer, bb,
-                                   {zero, b.emit(Op::OpIAdd, u32,
-                                                 {b.emit(Op::OpIMul, u32, {k, b.constant_u32(s.n)}), col0})}),
-                    row_major, b.constant_u32(s.n)});
-  for (uint32_t r = 0; r < s.strips; ++r) {
+      s.hybrid        ? 0
+      : s.tensor      ? load_tensor(b_type, bb, slice(s.k, s.n, k, s.tk, col0, s.tn))
+      : s.from_shared ? b.emit(coop::kOpLoad, b_type,
+                               {b.access_chain(shared_f16, b_tile, {zero}), row_major, b.constant_u32(s.tn)})
+                      : plain_b();
+  for (uint32_t r = 0; r < s.strips && !s.hybrid; ++r) {
     const Id strip_row = b.emit(Op::OpIAdd, u32, {row0, b.constant_u32(r * strip_rows)});
     const Id a_matrix =
-        s.tensor ? load_tensor(a_type, a, slice(s.m, s.k, strip_row, strip_rows, k, s.tk))
-        : s.from_shared
-            ? b.emit(coop::kOpLoad, a_type,
-                     {b.access_chain(shared_f16, a_tile, {b.constant_u32(r * strip_rows * s.tk)}), row_major,
-                      b.constant_u32(s.tk)})
-            : b.emit(coop::kOpLoad, a_type,
-                     {b.access_chain(
-                          f16_pointer, a,
-                          {zero, b.emit(Op::OpIAdd, u32,
-                                        {b.emit(Op::OpIMul, u32, {strip_row, b.constant_u32(s.k)}), k})}),
-                      row_major, b.constant_u32(s.k)});
+        s.tensor        ? load_tensor(a_type, a, slice(s.m, s.k, strip_row, strip_rows, k, s.tk))
+        : s.from_shared ? b.emit(coop::kOpLoad, a_type,
+                                 {b.access_chain(shared_f16, a_tile, {b.constant_u32(r * strip_rows * s.tk)}),
+                                  row_major, b.constant_u32(s.tk)})
+                        : plain_a(strip_row);
     b.store(acc_variables[r],
             b.emit(coop::kOpMulAdd, c_type, {a_matrix, b_matrix, b.load(c_type, acc_variables[r])}));
   }
@@ -230,16 +281,34 @@ absl::StatusOr<std::vector<uint32_t>> build_module(const Shape& s) {
   b.begin_block(merge);
   for (uint32_t r = 0; r < s.strips; ++r) {
     const Id strip_row = b.emit(Op::OpIAdd, u32, {row0, b.constant_u32(r * strip_rows)});
+    Id result = b.load(c_type, acc_variables[r]);
+    if (s.half_out) result = b.emit(Op::OpFConvert, out_type, {result});
+    if (s.hybrid) {
+      const Id c_offset =
+          b.emit(Op::OpIAdd, u32, {b.emit(Op::OpIMul, u32, {row0, b.constant_u32(s.n)}), col0});
+      choose(
+          b.emit(Op::OpLogicalAnd, boolean, {le(row0, s.tm, s.m), le(col0, s.tn, s.n)}),
+          [&] {
+            b.emit_void(coop::kOpStore, {b.access_chain(f32_pointer, c, {zero, c_offset}), result, row_major,
+                                         b.constant_u32(s.n)});
+          },
+          [&] {
+            b.emit_void(tensor::kOpStoreTensor,
+                        {b.access_chain(f32_pointer, c, {zero, zero}), result,
+                         slice(s.m, s.n, row0, s.tm, col0, s.tn), 0, tensor::kOperandsNone});
+          });
+      continue;
+    }
     if (s.tensor) {
       b.emit_void(tensor::kOpStoreTensor,
-                  {b.access_chain(f32_pointer, c, {zero, zero}), b.load(c_type, acc_variables[r]),
+                  {b.access_chain(f32_pointer, c, {zero, zero}), result,
                    slice(s.m, s.n, strip_row, strip_rows, col0, s.tn), 0, tensor::kOperandsNone});
       continue;
     }
     const Id c_offset =
         b.emit(Op::OpIAdd, u32, {b.emit(Op::OpIMul, u32, {strip_row, b.constant_u32(s.n)}), col0});
-    b.emit_void(coop::kOpStore, {b.access_chain(f32_pointer, c, {zero, c_offset}),
-                                 b.load(c_type, acc_variables[r]), row_major, b.constant_u32(s.n)});
+    b.emit_void(coop::kOpStore,
+                {b.access_chain(f32_pointer, c, {zero, c_offset}), result, row_major, b.constant_u32(s.n)});
   }
   b.return_void();
   b.end_function();
@@ -276,7 +345,8 @@ absl::Status run(const Shape& s, int iters) {
   for (uint16_t& x : hb) x = to_f16(dist(rng));
   ASSIGN_OR_RETURN(std::unique_ptr<Buffer> da, Buffer::create(device, ha.size() * 2));
   ASSIGN_OR_RETURN(std::unique_ptr<Buffer> db, Buffer::create(device, hb.size() * 2));
-  ASSIGN_OR_RETURN(std::unique_ptr<Buffer> dc, Buffer::create(device, size_t{s.m} * s.n * 4));
+  ASSIGN_OR_RETURN(std::unique_ptr<Buffer> dc,
+                   Buffer::create(device, size_t{s.m} * s.n * (s.half_out ? 2 : 4)));
   RETURN_IF_ERROR(da->upload(0, ha.data(), ha.size() * 2));
   RETURN_IF_ERROR(db->upload(0, hb.data(), hb.size() * 2));
 
@@ -305,13 +375,22 @@ absl::Status run(const Shape& s, int iters) {
   std::sort(times.begin(), times.end());
   const double median = times[times.size() / 2];
   std::printf(
-      "M=%u N=%u K=%u tile %ux%ux%u threads %u strips %u%s%s: median %.3f ms (min %.3f), %.1f TFLOP/s\n", s.m,
-      s.n, s.k, s.tm, s.tn, s.tk, s.threads, s.strips, s.from_shared ? " from shared" : "",
-      s.tensor ? " tensor layouts" : "", median * 1e3, times.front() * 1e3,
+      "M=%u N=%u K=%u tile %ux%ux%u threads %u strips %u%s%s%s: median %.3f ms (min %.3f), %.1f TFLOP/s\n",
+      s.m, s.n, s.k, s.tm, s.tn, s.tk, s.threads, s.strips, s.from_shared ? " from shared" : "",
+      s.hybrid   ? " tensor layouts at edges"
+      : s.tensor ? " tensor layouts"
+                 : "",
+      s.half_out ? " f16 out" : "", median * 1e3, times.front() * 1e3,
       2.0 * s.m * s.n * s.k / median * 1e-12);
 
   std::vector<float> hc(size_t{s.m} * s.n);
-  RETURN_IF_ERROR(dc->download(0, hc.data(), hc.size() * 4));
+  if (s.half_out) {
+    std::vector<uint16_t> h16(hc.size());
+    RETURN_IF_ERROR(dc->download(0, h16.data(), h16.size() * 2));
+    for (size_t i = 0; i < hc.size(); ++i) hc[i] = from_f16(h16[i]);
+  } else {
+    RETURN_IF_ERROR(dc->download(0, hc.data(), hc.size() * 4));
+  }
   int bad = 0;
   double worst = 0;
   for (int t = 0; t < 256; ++t) {
@@ -340,6 +419,8 @@ int main(int argc, char** argv) {
   s.strips = std::max<uint32_t>(1, arg(9, 1));
   s.from_shared = arg(10, 0) != 0;
   s.tensor = arg(11, 0) != 0;
+  s.hybrid = arg(11, 0) == 2;
+  s.half_out = arg(12, 0) != 0;
   absl::Status st = run(s, static_cast<int>(arg(8, 20)));
   if (!st.ok()) {
     std::fprintf(stderr, "workgroup_matrix_probe: %s\n", st.ToString().c_str());
