@@ -5,16 +5,17 @@
 // reserves). The module is written here with the library's SPIR-V builder; it is not a tilert
 // lowering, only a measurement of what the driver's workgroup matrices reach.
 //
-// usage: workgroup_matrix_probe [M N K [TM TN TK [THREADS [ITERS [STRIPS [SHARED]]]]]]
-// STRIPS splits the accumulator into that many row strips (B loaded once for all of them);
-// SHARED = 1 copies each step's A and B tiles into shared arrays (element by element, a barrier
-// before and after) and loads the matrices from there, as a lowering that stages its own tiles
-// would. TENSOR = 1 loads and stores through tensor layouts (reads outside the matrices are
-// zero, writes outside C dropped), so M, N and K need not be multiples of the tile.
-// usage with TENSOR: ... [STRIPS [SHARED [TENSOR [HALF]]]] (SHARED must be 0); HALF = 1 stores C
-// as f16, converting the f32 accumulator matrix first, as a GEMM with f16 output does. TENSOR = 2
-// takes the tensor layouts only for tiles that reach past an edge (a block-uniform branch) and
-// plain loads and stores for the others (one strip only).
+// usage: workgroup_matrix_probe [M N K [TM TN TK [THREADS [ITERS [STRIPS [SHARED [TENSOR [HALF]]]]]]]]
+//   STRIPS  splits the accumulator into that many row strips (B loaded once for all of them).
+//   SHARED  1: each step's A and B tiles are copied into shared arrays (element by element, a
+//           barrier before and after) and the matrices loaded from there, as a lowering that
+//           stages its own tiles would.
+//   TENSOR  1: loads and stores through tensor layouts (reads outside the matrices are zero,
+//           writes outside C dropped), so M, N and K need not be multiples of the tile; 2: the
+//           layouts only for tiles that reach past an edge (a block-uniform branch), plain loads
+//           and stores for the others (one strip only). Not with SHARED.
+//   HALF    1: C is f16, the f32 accumulator converted before the store, as a GEMM with f16
+//           output does.
 // Prints the device's workgroup-matrix shapes, the registers the driver used, the median device
 // time and TFLOP/s, and checks 256 sampled elements of C against a double-precision product.
 #include <algorithm>
