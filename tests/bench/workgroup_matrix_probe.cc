@@ -34,6 +34,7 @@
 #include "backends/vulkan/spirv/cooperative_matrix.h"
 #include "backends/vulkan/spirv/module_builder.h"
 #include "backends/vulkan/spirv/tensor_addressing.h"
+#include "ir/dtype.h"
 #include "ir/status.h"
 
 namespace {
@@ -54,28 +55,6 @@ struct Shape {
 
 namespace tensor = tilert::spirv::tensor_addressing;
 
-uint16_t to_f16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  int32_t exponent = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
-  uint32_t mantissa = x & 0x7fffffu;
-  if (exponent <= 0) return static_cast<uint16_t>(sign);  // inputs here are normal
-  uint32_t h = sign | (static_cast<uint32_t>(exponent) << 10) | (mantissa >> 13);
-  if ((mantissa >> 12) & 1u) ++h;  // round half up
-  return static_cast<uint16_t>(h);
-}
-
-float from_f16(uint16_t h) {
-  const uint32_t sign = (h & 0x8000u) << 16;
-  const uint32_t exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ffu;
-  uint32_t x = sign;
-  if (exponent != 0) x |= ((exponent - 15 + 127) << 23) | (mantissa << 13);
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
-
 absl::StatusOr<std::vector<uint32_t>> build_module(const Shape& s) {
   ModuleBuilder b(tilert::spirv::kSpirvVersion1_6);
   b.add_capability(spv::Capability::Shader);
@@ -84,7 +63,7 @@ absl::StatusOr<std::vector<uint32_t>> build_module(const Shape& s) {
   b.add_capability(spv::Capability::VulkanMemoryModel);
   b.add_capability(coop::kCapability);
   b.add_extension(coop::kExtension);
-  b.add_extension("SPV_NV_cooperative_matrix2");
+  b.add_extension(tensor::kMatrixExtension);
   if (s.tensor) {
     b.add_capability(tensor::kCapabilityTensorAddressing);
     b.add_capability(tensor::kCapabilityMatrixTensorAddressing);
@@ -342,8 +321,8 @@ absl::Status run(const Shape& s, int iters) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<uint16_t> ha(size_t{s.m} * s.k), hb(size_t{s.k} * s.n);
-  for (uint16_t& x : ha) x = to_f16(dist(rng));
-  for (uint16_t& x : hb) x = to_f16(dist(rng));
+  for (uint16_t& x : ha) x = tilert::f32_to_f16_bits(dist(rng));
+  for (uint16_t& x : hb) x = tilert::f32_to_f16_bits(dist(rng));
   ASSIGN_OR_RETURN(std::unique_ptr<Buffer> da, Buffer::create(device, ha.size() * 2));
   ASSIGN_OR_RETURN(std::unique_ptr<Buffer> db, Buffer::create(device, hb.size() * 2));
   ASSIGN_OR_RETURN(std::unique_ptr<Buffer> dc,
@@ -388,7 +367,7 @@ absl::Status run(const Shape& s, int iters) {
   if (s.half_out) {
     std::vector<uint16_t> h16(hc.size());
     RETURN_IF_ERROR(dc->download(0, h16.data(), h16.size() * 2));
-    for (size_t i = 0; i < hc.size(); ++i) hc[i] = from_f16(h16[i]);
+    for (size_t i = 0; i < hc.size(); ++i) hc[i] = tilert::f16_bits_to_f32(h16[i]);
   } else {
     RETURN_IF_ERROR(dc->download(0, hc.data(), hc.size() * 4));
   }
@@ -398,7 +377,8 @@ absl::Status run(const Shape& s, int iters) {
     const uint32_t i = t < 8 ? s.m - 1 - t % 2 : rng() % s.m, j = t < 8 ? s.n - 1 - t / 4 : rng() % s.n;
     double ref = 0, scale = 0;
     for (uint32_t q = 0; q < s.k; ++q) {
-      const double p = double(from_f16(ha[size_t{i} * s.k + q])) * from_f16(hb[size_t{q} * s.n + j]);
+      const double p = double(tilert::f16_bits_to_f32(ha[size_t{i} * s.k + q])) *
+                       tilert::f16_bits_to_f32(hb[size_t{q} * s.n + j]);
       ref += p;
       scale += std::fabs(p);
     }
