@@ -82,6 +82,7 @@ absl::Status Lowerer::for_cyclic(const std::vector<int64_t>& shape, bool unroll,
 absl::Status Lowerer::lower_copy(const Stmt& s, const Region& src, const Region& dst) {
   const Storage& from = storage_[src.buffer];
   const Storage& to = storage_[dst.buffer];
+  if (from.kind == Storage::Kind::kWorkgroupMatrix) return lower_workgroup_copy_out(from, dst);
   if (from.kind == Storage::Kind::kMatrixRows || to.kind == Storage::Kind::kMatrixRows)
     return lower_row_vector_copy(src, dst);
   if (from.kind == Storage::Kind::kMatrix && to.kind == Storage::Kind::kMatrixOperand)
@@ -125,6 +126,7 @@ absl::Status Lowerer::lower_fill(const Stmt&, const FillOp& op) {
   const Storage& to = storage_[op.dst.buffer];
   ASSIGN_OR_RETURN(simt::Expr value, expr(op.value));
   if (to.kind == Storage::Kind::kMatrix) return lower_matrix_fill(to, std::move(value));
+  if (to.kind == Storage::Kind::kWorkgroupMatrix) return lower_workgroup_fill(to, std::move(value));
   if (to.kind == Storage::Kind::kMatrixRows) return lower_row_vector_fill(to, value);
   if (to.kind == Storage::Kind::kDistributed) {
     return for_owned(to, [&](const simt::Expr& slot, const std::vector<simt::Expr>&) {

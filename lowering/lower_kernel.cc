@@ -207,10 +207,16 @@ absl::StatusOr<simt::Function> Lowerer::run() {
   if (options_.sync_profile) profile_.emplace(fn_, kernel_.threads, target_.min_subgroup_size());
 
   // Tiles, locals and barriers: storage for the whole function.
+  if (!needs_schedule(kernel_)) plan_workgroup_gemms();
   for (SymbolId id = kernel_.num_params; id < kernel_.symbols.size(); ++id) {
     const Symbol& sym = kernel_.symbols[id];
     Storage& st = storage_[id];
     st.shape = constant_shape(sym);
+    if (elided_by_workgroup_gemm(id)) continue;  // nothing reads the tile: no storage
+    if (is_workgroup_accumulator(id)) {
+      declare_workgroup_accumulator(sym, st);
+      continue;
+    }
     switch (sym.kind) {
       case SymbolKind::kShared:
         st.kind = Storage::Kind::kShared;
@@ -437,6 +443,7 @@ absl::Status Lowerer::lower_stmt(const Stmt& s) {
 }
 
 absl::Status Lowerer::lower_for(const Stmt& s, const ForOp& op) {
+  if (const WorkgroupGemm* w = workgroup_gemm(s)) return lower_workgroup_gemm(op, *w);
   if (std::optional<PipelinePlan> plan = plan_pipeline(s, op)) return lower_pipelined(s, op, *plan);
   ASSIGN_OR_RETURN(simt::Expr begin, expr(op.begin));
   ASSIGN_OR_RETURN(simt::Expr end, expr(op.end));

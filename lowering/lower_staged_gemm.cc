@@ -48,7 +48,7 @@ void Lowerer::plan_staged_gemms() {
   block_gemms(kernel_.body, gemms);
   for (const GemmOp* op : gemms) {
     const Storage& c = storage_[op->c.buffer];
-    if (c.kind == Storage::Kind::kMatrix) continue;
+    if (c.kind == Storage::Kind::kMatrix || c.kind == Storage::Kind::kWorkgroupMatrix) continue;
     std::optional<MatrixGemmPlan> plan = plan_matrix_gemm(kernel_, *op, target_, false, /*stage_fragments=*/true).plan;
     if (!plan) continue;
     // Shared tiles stored swizzled for warpgroup gemms are not row-major: the plain path reads them.

@@ -8,6 +8,7 @@
 //   lower_matrix_elements.cc  matrix accumulators worked on in the lane's own registers
 //   lower_pipeline.cc pipelined loops as multi-stage asynchronous-copy pipelines
 //   lower_sync.cc     emulated mbarriers and named barriers, the merged role schedule
+//   lower_workgroup_gemm.cc  gemm loops on workgroup-scope matrices
 #pragma once
 
 #include <cstdint>
@@ -66,6 +67,8 @@ struct Storage {
                     // plan of the accumulator they are converted from)
     kMatrixRows,    // id: private array of `slots` = 2 tiles_m elements, the rows of `plan` the
                     // lane holds (row strip i, half h in slot 2 i + h; see for_matrix_rows)
+    kWorkgroupMatrix, // id: one workgroup-scope accumulator matrix of the whole shape
+                      // (lower_workgroup_gemm.cc)
   };
   Kind kind = Kind::kNone;
   uint32_t id = 0;
@@ -345,6 +348,44 @@ class Lowerer {
   // Stores operand `r` (a whole fragment) into staging array `array` from `offset` on, as the
   // logical operand matrix (transposed back when the gemm transposes it), rows `pitch` apart.
   absl::Status stage_matrix_operand(const Region& r, bool transposed, uint32_t array, int64_t offset, int64_t pitch);
+
+  // ---- lower_workgroup_gemm.cc ----
+  // A loop whose body copies two global windows into shared tiles and multiplies them into an
+  // accumulator used only around it, run on workgroup-scope matrices (see the file).
+  struct WorkgroupGemm {
+    const Stmt* loop = nullptr;
+    const CopyOp* copy_a = nullptr;
+    const CopyOp* copy_b = nullptr;
+    const GemmOp* gemm = nullptr;
+    int64_t m = 0, n = 0, k = 0;  // the tile; k per iteration
+    int fuse = 1;                 // iterations per matrix step
+  };
+  // Chooses the loops that take this path (before storage is laid out), all or none of the
+  // kernel's: their shared tiles get no storage, and no other shared tile may compete with the
+  // driver's staging.
+  void plan_workgroup_gemms();
+  const WorkgroupGemm* workgroup_gemm(const Stmt& loop) const;
+  bool elided_by_workgroup_gemm(SymbolId id) const;
+  bool is_workgroup_accumulator(SymbolId id) const;
+  void declare_workgroup_accumulator(const Symbol& sym, Storage& st);
+  absl::Status lower_workgroup_gemm(const ForOp& op, const WorkgroupGemm& w);
+  absl::Status lower_workgroup_fill(const Storage& acc, simt::Expr value);
+  absl::Status lower_workgroup_copy_out(const Storage& acc, const Region& dst);
+  // A window of a rank-2 global tensor (a region of it), its values held in variables.
+  struct TensorWindow {
+    uint32_t array = 0;
+    simt::Expr row, col, rows, cols;  // the window's start and the tensor's extents
+    int64_t align = 1;                // elements in 16 bytes
+  };
+  absl::StatusOr<TensorWindow> tensor_window(const Region& r);
+  // Whether `extent` rows (or columns) from the window's start lie inside the tensor (and the
+  // start is 16-byte aligned, with `aligned_start`).
+  simt::Expr window_fits(const TensorWindow& w, bool rows, int64_t extent, bool aligned_start) const;
+  // matrix_load / matrix_store at the window's start, or matrix_tensor_load / _store of it with
+  // the tensor's extents (or `rows` / `cols` in their place).
+  void emit_window_access(simt::StmtKind kind, uint32_t matrix, const TensorWindow& w,
+                          std::optional<simt::Expr> rows = std::nullopt, std::optional<simt::Expr> cols = std::nullopt);
+  std::vector<WorkgroupGemm> workgroup_gemms_;
 
   // ---- lower_sync.cc ----
   absl::Status lower_mbarrier_op(const Stmt& s);

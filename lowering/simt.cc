@@ -334,6 +334,17 @@ class Printer {
         absl::StrAppend(out, pad, "matrix_store ", array_name(s.space, s.array), "[", expr(s.operands[0]),
                         "] stride ", expr(s.operands[1]), " = ", matrix_name(s.id), "\n");
         return;
+      case StmtKind::kMatrixTensorLoad:
+      case StmtKind::kMatrixTensorStore: {
+        std::string window = absl::StrCat(array_name(s.space, s.array), "[", expr(s.operands[0]), " +.., ",
+                                          expr(s.operands[1]), " +..] of ", expr(s.operands[2]), "x",
+                                          expr(s.operands[3]), " stride ", expr(s.operands[4]));
+        if (s.kind == StmtKind::kMatrixTensorLoad)
+          absl::StrAppend(out, pad, matrix_name(s.id), " = matrix_tensor_load ", window, "\n");
+        else
+          absl::StrAppend(out, pad, "matrix_tensor_store ", window, " = ", matrix_name(s.id), "\n");
+        return;
+      }
       case StmtKind::kMatrixMulAdd:
         absl::StrAppend(out, pad, matrix_name(s.id), " += ", matrix_name(s.a), " * ", matrix_name(s.b), "\n");
         return;
@@ -426,7 +437,7 @@ std::string print(const Function& f) {
     absl::StrAppend(&out, "  shared ", s.name, ": ", av(dtype_name(s.type)), "[", s.count, "]\n");
   for (const MatrixVariable& m : f.matrices)
     absl::StrAppend(&out, "  matrix ", m.name, ": ", av(matrix_use_name(m.use)), " ", av(dtype_name(m.type)),
-                    "[", m.rows, "x", m.cols, "]\n");
+                    "[", m.rows, "x", m.cols, "]", m.scope == MatrixScope::kWorkgroup ? " workgroup" : "", "\n");
   for (const Variable& v : f.variables) {
     absl::StrAppend(&out, "  private ", v.name, ": ", av(dtype_name(v.type)));
     if (v.count > 0) absl::StrAppend(&out, "[", v.count, "]");

@@ -136,12 +136,27 @@ struct Expr {
   X(kBarrier, "barrier")      /* barrier kind; operands [id, thread count] for named ones */   \
   X(kReturn, "return")        /* the thread ends (in uniform control flow only) */             \
   X(kMatrixFill, "matrix_fill")  /* id: matrix; operands [value]: every element of it */        \
-  X(kMatrixLoad, "matrix_load")  /* id: matrix (use A or B); space (shared), array: the array;  \
-                                    operands [offset, stride]: element (r, c) is              \
+  X(kMatrixLoad, "matrix_load")  /* id: matrix (use A or B); space (shared; global for       \
+                                    workgroup-scope matrices), array: the array; operands     \
+                                    [offset, stride]: element (r, c) is                       \
                                     array[offset + r * stride + c] (row-major), or with a = 1 \
-                                    array[offset + c * stride + r] (column-major) */          \
-  X(kMatrixStore, "matrix_store") /* id: matrix (accumulator); space (shared), array; operands  \
-                                     [offset, stride] as for matrix_load */                     \
+                                    array[offset + c * stride + r] (column-major). Global:    \
+                                    offset and stride are multiples of 16 bytes */            \
+  X(kMatrixStore, "matrix_store") /* id: matrix (accumulator); space (shared; global for       \
+                                     workgroup-scope matrices), array; operands [offset,       \
+                                     stride] as for matrix_load. A global array of f16 or bf16 \
+                                     gets the f32 elements rounded to nearest even */           \
+  X(kMatrixTensorLoad, "matrix_tensor_load") /* a workgroup-scope A or B matrix from a window \
+                                     of a row-major 2-D global tensor: id: matrix; space       \
+                                     global, array; operands [row0, col0, rows, cols, stride]  \
+                                     (i32): element (r, c) is array[(row0 + r) * stride + col0 \
+                                     + c] where row0 + r < rows and col0 + c < cols, else 0.   \
+                                     No alignment asked (TargetDescription::workgroup_matrices \
+                                     .tensor_addressing) */                                     \
+  X(kMatrixTensorStore, "matrix_tensor_store") /* a workgroup-scope accumulator into such a   \
+                                     window: id: matrix; space global, array; operands as for  \
+                                     matrix_tensor_load; only the elements inside the tensor   \
+                                     are written, rounded as for matrix_store */               \
   X(kMatrixMulAdd, "matrix_mul_add") /* id: accumulator C; a, b: matrices of use A and B;      \
                                         C = A * B + C */                                       \
   X(kMatrixElementStore, "matrix_element_store") /* id: accumulator; a: element k of the      \
@@ -273,11 +288,19 @@ struct Variable {             // a private scalar (count 0) or private array (co
 enum class MatrixUse : uint8_t { kA, kB, kAccumulator };
 std::string_view matrix_use_name(MatrixUse u);
 
+// Workgroup-scope matrices (TargetDescription::workgroup_matrices; SPIR-V with
+// SPV_NV_cooperative_matrix2) are held jointly by every invocation of the workgroup instead: any
+// rows x cols the target's granularity allows; every thread executes each statement on them with
+// the same operands (control flow uniform across the workgroup). The driver stages their
+// operands through shared memory of its own, so loads read global arrays directly.
+enum class MatrixScope : uint8_t { kSubgroup, kWorkgroup };
+
 struct MatrixVariable {
   std::string name;
   MatrixUse use = MatrixUse::kAccumulator;
   DType type = DType::kF32;   // element type
   int32_t rows = 16, cols = 16;
+  MatrixScope scope = MatrixScope::kSubgroup;
 };
 
 // A tensor map (CUDA tensor-map descriptor) the runtime builds at launch for one global array

@@ -95,6 +95,13 @@ constexpr std::array<std::string_view, 3> kApiNames = {"ptx", "amdgcn", "spirv"}
 
 }  // namespace
 
+const WorkgroupMatrixGranule* WorkgroupMatrices::granule(int threads, DType input) const {
+  if (threads > max_invocations) return nullptr;
+  for (const WorkgroupMatrixGranule& g : granules)
+    if (g.invocations == threads && g.input == input) return &g;
+  return nullptr;
+}
+
 std::string_view api_kind_name(ApiKind api) { return kApiNames[static_cast<int>(api)]; }
 
 std::string_view target_feature_name(TargetFeature f) {

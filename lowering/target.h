@@ -59,6 +59,25 @@ struct MatrixShape {
   bool supports_n(int candidate) const;
 };
 
+// Workgroup-scope matrices (Vulkan: VK_NV_cooperative_matrix2's workgroupScope and
+// flexibleDimensions): one matrix of any size whose dimensions are multiples of a granule, held
+// by every invocation of the workgroup; the driver stages the operands through shared memory it
+// reserves. Reported per device, so only run-time descriptions have them.
+struct WorkgroupMatrixGranule {
+  int m = 0, n = 0, k = 0;  // M, N and K must be multiples of these
+  int invocations = 0;      // for workgroups of exactly this many invocations
+  DType input = DType::kF16;  // A and B; C f32
+};
+struct WorkgroupMatrices {
+  std::vector<WorkgroupMatrixGranule> granules;  // empty: the target has none
+  int max_invocations = 0;
+  int max_dimension = 0;           // of any of M, N, K
+  int64_t reserved_shared_bytes = 0;  // taken from shared_memory_per_block while in use
+  bool tensor_addressing = false;  // matrix_tensor_load / _store (windows clamped at the edges)
+  // The granule for a workgroup of `threads` invocations and `input` operands; nullptr if none.
+  const WorkgroupMatrixGranule* granule(int threads, DType input) const;
+};
+
 // How deep a pipelined loop may be on a target when its author gave no stage count (auto) and
 // the most stages the target's mechanism uses well.
 struct PipelinePolicy {
@@ -82,6 +101,7 @@ struct TargetDescription {
   // Vulkan's limits and optional features are per device: the description holds the minimum
   // the specification guarantees and the runtime overwrites it from the device's properties.
   bool limits_are_guaranteed_minimums = false;
+  WorkgroupMatrices workgroup_matrices;
   PipelinePolicy pipeline;
 
   int min_subgroup_size() const { return subgroup_sizes.empty() ? 0 : subgroup_sizes.front(); }

@@ -399,6 +399,12 @@ absl::Status FunctionEmitter::statement(const Stmt& s) {
     case StmtKind::kMatrixFill: RETURN_IF_ERROR(need(1)); return matrix_fill(s);
     case StmtKind::kMatrixLoad: RETURN_IF_ERROR(need(2)); return matrix_load(s);
     case StmtKind::kMatrixStore: RETURN_IF_ERROR(need(2)); return matrix_store(s);
+    case StmtKind::kMatrixTensorLoad:
+    case StmtKind::kMatrixTensorStore:
+      // Tensor-addressed windows belong to workgroup-scope matrices (SPV_NV_cooperative_matrix2);
+      // PTX targets list no workgroup_matrices granules, so the lowering never plans them here.
+      return unimplemented(absl::StrCat(av(simt::stmt_kind_name(s.kind)),
+                                        " (a tensor-addressed workgroup matrix) is not emitted for PTX"));
     case StmtKind::kMatrixMulAdd: return matrix_mul_add(s);
     case StmtKind::kMatrixElementStore: {
       RETURN_IF_ERROR(need(1));

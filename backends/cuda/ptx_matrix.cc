@@ -120,6 +120,9 @@ absl::Status FunctionEmitter::check_matrices() const {
     return error(absl::StrCat("matrix statements need whole warps; threads ", f_.threads,
                               " is not a multiple of 32"));
   for (const MatrixVariable& m : f_.matrices) {
+    if (m.scope != simt::MatrixScope::kSubgroup)  // SPIR-V's (VK_NV_cooperative_matrix2) only
+      return unimplemented(absl::StrCat("matrix ", m.name, " has workgroup scope; PTX emits matrices "
+                                        "held by one warp"));
     if (m.rows != kMatrixSize || m.cols != kMatrixSize)
       return unimplemented(absl::StrCat("matrix ", m.name, " is ", m.rows, "x", m.cols,
                                         "; only 16x16 matrices are lowered"));

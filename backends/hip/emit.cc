@@ -197,6 +197,8 @@ absl::Status Emitter::stmt(const simt::Stmt& s) {
     case StmtKind::kMatrixFill:
     case StmtKind::kMatrixLoad:
     case StmtKind::kMatrixStore:
+    case StmtKind::kMatrixTensorLoad:
+    case StmtKind::kMatrixTensorStore:
     case StmtKind::kMatrixMulAdd:
     case StmtKind::kMatrixElementStore:
     case StmtKind::kMatrixConvert:

@@ -56,6 +56,19 @@ lowering::TargetDescription target_for_device(const PhysicalDeviceInfo& info) {
         .instruction = "OpCooperativeMatrixMulAddKHR", .m = 16, .n = 16, .k = 16, .n_max = 16,
         .n_step = 0, .input = DType::kBF16, .accumulator = DType::kF32});
   }
+  // Workgroup matrices in modules that are cooperative-matrix modules already (f16 shapes).
+  if (info.workgroup_matrices && has_f16_cooperative_matrix(info)) {
+    lowering::WorkgroupMatrices& w = target.workgroup_matrices;
+    w.max_invocations = static_cast<int>(info.workgroup_matrix_max_invocations);
+    w.max_dimension = static_cast<int>(info.flexible_matrix_max_dimension);
+    w.reserved_shared_bytes = info.workgroup_matrix_reserved_shared_bytes;
+    w.tensor_addressing = info.workgroup_matrix_tensor_addressing;
+    for (const PhysicalDeviceInfo::WorkgroupMatrixShape& shape : info.workgroup_matrix_shapes) {
+      if (shape.bfloat16 && !has_bf16_cooperative_matrix(info)) continue;
+      w.granules.push_back({static_cast<int>(shape.m), static_cast<int>(shape.n), static_cast<int>(shape.k),
+                            static_cast<int>(shape.invocations), shape.bfloat16 ? DType::kBF16 : DType::kF16});
+    }
+  }
   target.limits_are_guaranteed_minimums = false;
   return target;
 }
@@ -73,6 +86,8 @@ SpirvOptions spirv_options_for_device(const PhysicalDeviceInfo& info) {
   o.float_atomic_add = false;  // the device is created without VK_EXT_shader_atomic_float
   o.cooperative_matrix = has_f16_cooperative_matrix(info);
   o.bfloat16_cooperative_matrix = has_bf16_cooperative_matrix(info);
+  o.workgroup_matrices = o.cooperative_matrix && info.workgroup_matrices;
+  o.tensor_addressing = o.workgroup_matrices && info.workgroup_matrix_tensor_addressing;
   o.max_shared_bytes = info.max_shared_memory_bytes;
   return o;
 }

@@ -238,12 +238,21 @@ void print_pipeline_statistics(const vulkan::ComputePipeline& pipeline) {
   }
 }
 
+// Gemm loops go onto workgroup-scope matrices where the device has them (VK_NV_cooperative_
+// matrix2; lowering/lower_workgroup_gemm.cc). TILERT_VULKAN_WORKGROUP_MATRICES=0 keeps them on
+// subgroup-scope ones, to compare the two or to run the register pipelines on such a device.
+bool workgroup_matrices_requested() {
+  const char* value = std::getenv("TILERT_VULKAN_WORKGROUP_MATRICES");
+  return value == nullptr || std::string_view(value) != "0";
+}
+
 absl::StatusOr<PreparedKernel> prepare_kernel(const std::shared_ptr<vulkan::Device>& device,
                                               const Kernel& kernel) {
   const vulkan::PhysicalDeviceInfo& info = device->info();
   PreparedKernel prepared;
-  ASSIGN_OR_RETURN(prepared.function,
-                   lowering::lower_kernel(kernel, vulkan::target_for_device(info)));
+  lowering::TargetDescription target = vulkan::target_for_device(info);
+  if (!workgroup_matrices_requested()) target.workgroup_matrices = {};
+  ASSIGN_OR_RETURN(prepared.function, lowering::lower_kernel(kernel, target));
   vulkan::SpirvOptions options = vulkan::spirv_options_for_device(info);
   ASSIGN_OR_RETURN(std::vector<uint32_t> words, vulkan::emit_spirv(prepared.function, options));
   RETURN_IF_ERROR(vulkan::validate_emitted_spirv(kernel.name, words, options.spirv_version));

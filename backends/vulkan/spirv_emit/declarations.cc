@@ -128,11 +128,14 @@ bool Emitter::used_by(simt::StmtKind kind, simt::Space space, uint32_t id) const
   auto visit = [&](auto&& self, const simt::Body& body) -> void {
     for (const simt::Stmt& s : body) {
       if (s.kind == kind) {
-        // chunk_load names its global array in `array`, matrix_load its array in `array` (with
-        // the matrix in `id`); other statements name their array in `id`.
+        // chunk_load names its global array in `array`, the matrix loads and stores their array
+        // in `array` (with the matrix in `id`); other statements name their array in `id`.
+        const bool matrix_access = kind == simt::StmtKind::kMatrixLoad || kind == simt::StmtKind::kMatrixStore ||
+                                   kind == simt::StmtKind::kMatrixTensorLoad ||
+                                   kind == simt::StmtKind::kMatrixTensorStore;
         if (kind == simt::StmtKind::kChunkLoad ? space == simt::Space::kGlobal && s.array == id
-            : kind == simt::StmtKind::kMatrixLoad ? s.space == space && s.array == id
-                                                  : s.space == space && s.id == id)
+            : matrix_access                    ? s.space == space && s.array == id
+                                               : s.space == space && s.id == id)
           found = true;
       }
       self(self, s.body);

@@ -33,6 +33,13 @@ struct SpirvOptions {
   // VK_KHR_shader_bfloat16's shaderBFloat16Type and shaderBFloat16CooperativeMatrix. bf16
   // matrices are then emitted with SPV_KHR_bfloat16; without it they are refused.
   bool bfloat16_cooperative_matrix = false;
+  // With cooperative_matrix: VK_NV_cooperative_matrix2's workgroupScope and flexibleDimensions.
+  // Workgroup-scope matrices (simt::MatrixScope::kWorkgroup) are then emitted with
+  // SPV_NV_cooperative_matrix2 (SPIR-V 1.6); without it they are refused.
+  bool workgroup_matrices = false;
+  // With workgroup_matrices: cooperativeMatrixTensorAddressing, for matrix_tensor_load / _store
+  // (SPV_NV_tensor_addressing); without it they are refused.
+  bool tensor_addressing = false;
   // The device's maxComputeSharedMemorySize (0: unknown). Shared arrays of narrow types that
   // SPIR-V keeps widened to 32 bits (bf16, f16 and i8 without their arithmetic, except 16-bit
   // tiles packed two to a word) take more bytes than the lowering counted; a function whose
@@ -59,9 +66,12 @@ void store_push_constant(DType type, int64_t int_value, double float_value, void
 // The module's words. Errors: Unimplemented for what the options (or Vulkan) cannot express
 // (named barriers, a clock without shader_clock, subgroup reductions without subgroup
 // arithmetic, clustered ones without subgroup_clustered, matrices without cooperative_matrix,
-// bf16 matrices), ResourceExhausted for shared arrays that exceed max_shared_bytes as stored,
-// InvalidArgument for a malformed function (an unknown parameter, variable, array or matrix, a
-// matrix statement on the wrong kind of matrix or array), each naming the function.
+// bf16 matrices without bfloat16_cooperative_matrix, workgroup-scope matrices without
+// workgroup_matrices or SPIR-V 1.6, matrix_tensor_load / _store without tensor_addressing,
+// matrix loads and stores of global arrays packed into 32-bit words without storage_16bit),
+// ResourceExhausted for shared arrays that exceed max_shared_bytes as stored, InvalidArgument for
+// a malformed function (an unknown parameter, variable, array or matrix, a matrix statement on
+// the wrong kind of matrix or array), each naming the function.
 absl::StatusOr<std::vector<uint32_t>> emit_spirv(const simt::Function& f, const SpirvOptions& o);
 
 }  // namespace tilert::vulkan

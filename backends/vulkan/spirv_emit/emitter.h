@@ -1,7 +1,8 @@
 // The SPIR-V emitter's state, shared by its files: declarations.cc (types, interface variables,
 // arrays, the entry point), expressions.cc (values and casts), math.cc (GLSL.std.450 calls,
 // erf, 16-bit float rounding), memory.cc (array element loads, stores and atomics),
-// statements.cc (structured control flow and barriers) and matrices.cc (cooperative matrices).
+// statements.cc (structured control flow and barriers) and matrices.cc (cooperative matrices,
+// their tensor-addressed loads and stores included).
 //
 // Values of 16-bit and 8-bit types live in 32-bit "representation" types while the shader
 // computes (f16 and bf16 in f32, rounded to their precision; i8 in i32, u8 in u32, wrapped);
@@ -10,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -127,7 +129,8 @@ class Emitter {
   Id builtin(simt::Builtin b);
   Id scalar_param(uint32_t id);
   bool needs_f32_bits(simt::Space space, uint32_t id) const;
-  // Whether a statement of `kind` names array `id` of `space` (s.id, or s.array for chunk_load).
+  // Whether a statement of `kind` names array `id` of `space` (s.id, or s.array for chunk_load
+  // and the matrix loads and stores).
   bool used_by(simt::StmtKind kind, simt::Space space, uint32_t id) const;
   void statement(const simt::Stmt& s);
   void if_statement(const simt::Stmt& s);
@@ -138,6 +141,19 @@ class Emitter {
   void store_memory(const ArrayInfo& a, Id pointer, Id value);
   uint32_t atomic_scope(const ArrayInfo& a) const;
   Id matrix_variable(uint32_t id, simt::MatrixUse use, const char* statement);
+  // The OpTypeFloat / bf16 type of a matrix component, declaring what it needs.
+  Id matrix_component(DType t);
+  // The array matrix statement `s` reads or writes, if its stored elements can hold the
+  // elements of matrix `m` (else an error and nullptr).
+  const ArrayInfo* matrix_array(const simt::Stmt& s, const simt::MatrixVariable& m, const char* statement);
+  void matrix_load(const simt::Stmt& s, const char* statement);
+  void matrix_store(const simt::Stmt& s, const char* statement);
+  // The pointer to the first element and the stride of a matrix_load / matrix_store of `a`.
+  std::pair<Id, Id> matrix_address(const simt::Stmt& s, const ArrayInfo& a);
+  // Accumulator `id` as the elements of array `a` are stored: itself, or converted to f16 / bf16.
+  Id matrix_value_for(uint32_t id, const ArrayInfo& a);
+  // The tensor layout of a matrix_tensor_load / _store window onto matrix `m`.
+  Id tensor_layout(const simt::Stmt& s, const simt::MatrixVariable& m);
 
   const simt::Function& f_;
   SpirvOptions o_;

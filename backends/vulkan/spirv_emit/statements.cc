@@ -86,6 +86,8 @@ void Emitter::statement(const simt::Stmt& s) {
     case StmtKind::kMatrixFill:
     case StmtKind::kMatrixLoad:
     case StmtKind::kMatrixStore:
+    case StmtKind::kMatrixTensorLoad:
+    case StmtKind::kMatrixTensorStore:
     case StmtKind::kMatrixMulAdd:
       matrix_statement(s);
       return;

@@ -5,11 +5,13 @@
 #include <spirv-tools/libspirv.h>
 
 #include <cstring>
+#include <string>
 #endif
 
 #include "absl/strings/str_cat.h"
 #include "backends/vulkan/spirv/bfloat16.h"
 #include "backends/vulkan/spirv/cooperative_matrix.h"
+#include "backends/vulkan/spirv/tensor_addressing.h"
 #include "ir/status.h"
 
 namespace tilert::vulkan {
@@ -18,17 +20,38 @@ namespace tilert::vulkan {
 
 namespace {
 
-// Whether `words` (a module) has an OpCapability `capability` among its first instructions.
-bool declares_capability(std::span<const uint32_t> words, spv::Capability capability) {
+// Calls `visit(op, operands)` for each of the module's leading OpCapability and OpExtension
+// instructions (they come first, in that order) and stops at the first other one.
+template <typename Visit>
+void visit_preamble(std::span<const uint32_t> words, Visit visit) {
   constexpr size_t kHeaderWords = 5;
   for (size_t at = kHeaderWords; at < words.size();) {
-    uint32_t count = words[at] >> 16;
-    auto op = static_cast<spv::Op>(words[at] & 0xffff);
-    if (count == 0 || op != spv::Op::OpCapability) return false;  // capabilities come first
-    if (at + 1 < words.size() && words[at + 1] == static_cast<uint32_t>(capability)) return true;
+    const uint32_t count = words[at] >> 16;
+    const auto op = static_cast<spv::Op>(words[at] & 0xffff);
+    if (count == 0 || at + count > words.size()) return;
+    if (op != spv::Op::OpCapability && op != spv::Op::OpExtension) return;
+    visit(op, words.subspan(at + 1, count - 1));
     at += count;
   }
-  return false;
+}
+
+bool declares_capability(std::span<const uint32_t> words, spv::Capability capability) {
+  bool found = false;
+  visit_preamble(words, [&](spv::Op op, std::span<const uint32_t> operands) {
+    found |= op == spv::Op::OpCapability && !operands.empty() && operands[0] == static_cast<uint32_t>(capability);
+  });
+  return found;
+}
+
+bool declares_extension(std::span<const uint32_t> words, std::string_view name) {
+  bool found = false;
+  visit_preamble(words, [&](spv::Op op, std::span<const uint32_t> operands) {
+    if (op != spv::Op::OpExtension) return;
+    std::string text(operands.size() * 4, '\0');
+    std::memcpy(text.data(), operands.data(), text.size());
+    found |= std::string_view(text.c_str()) == name;
+  });
+  return found;
 }
 
 // Asks the assembler: a SPIRV-Tools without an extension does not know its capabilities' names.
@@ -57,10 +80,26 @@ bool validates_bfloat16() {
   return known;
 }
 
+bool validates_workgroup_matrices() {  // a capability SPV_NV_cooperative_matrix2 defines
+  static const bool known = assembles("OpCapability CooperativeMatrixTensorAddressingNV\n");
+  return known;
+}
+
+bool validates_tensor_addressing() {
+  static const bool known = assembles("OpCapability TensorAddressingNV\n");
+  return known;
+}
+
 absl::Status validate_emitted_spirv(std::string_view kernel_name, std::span<const uint32_t> words,
                                     uint32_t spirv_version) {
+  // A validator that predates an extension rejects every module using it (it cannot even parse
+  // the extension's capabilities), so such modules are left to the driver. Workgroup scope has
+  // no capability of its own: its modules are known by SPV_NV_cooperative_matrix2's OpExtension.
   if ((!validates_cooperative_matrix() && declares_capability(words, spirv::cooperative_matrix::kCapability)) ||
-      (!validates_bfloat16() && declares_capability(words, spirv::bfloat16::kCapabilityType))) {
+      (!validates_bfloat16() && declares_capability(words, spirv::bfloat16::kCapabilityType)) ||
+      (!validates_workgroup_matrices() && declares_extension(words, spirv::tensor_addressing::kMatrixExtension)) ||
+      (!validates_tensor_addressing() &&
+       declares_capability(words, spirv::tensor_addressing::kCapabilityTensorAddressing))) {
     return absl::OkStatus();
   }
   spv_target_env env = spirv_version >= 0x00010600 ? SPV_ENV_VULKAN_1_3 : SPV_ENV_VULKAN_1_2;
@@ -85,6 +124,8 @@ absl::Status validate_emitted_spirv(std::string_view kernel_name, std::span<cons
 bool validates_emitted_spirv() { return false; }
 bool validates_cooperative_matrix() { return false; }
 bool validates_bfloat16() { return false; }
+bool validates_workgroup_matrices() { return false; }
+bool validates_tensor_addressing() { return false; }
 
 absl::Status validate_emitted_spirv(std::string_view, std::span<const uint32_t>, uint32_t) {
   return absl::OkStatus();

@@ -294,5 +294,38 @@ TEST_CASE("bad matrix statements are errors naming the function and the cause") 
   CHECK(emit_ptx(good, shapeless).status().code() == absl::StatusCode::kUnimplemented);
 }
 
+TEST_CASE("workgroup-scope matrices and tensor-addressed windows are Unimplemented for PTX") {
+  // Workgroup-scope matrices are SPIR-V's (VK_NV_cooperative_matrix2): PTX holds matrices in the
+  // registers of one warp.
+  simt::Function f = matrix_product_kernel(DType::kF16, 1);
+  f.matrices[1].scope = simt::MatrixScope::kWorkgroup;
+  f.matrices[1].rows = 128;
+  absl::Status s = emit_status(f);
+  INFO(s.ToString());
+  CHECK(s.code() == absl::StatusCode::kUnimplemented);
+  CHECK(contains(std::string(s.message()), "PTX for function matrix_product"));
+  CHECK(contains(std::string(s.message()), "matrix a has workgroup scope"));
+
+  // A tensor-addressed load, even of a subgroup matrix, is refused by name (not an unknown kind).
+  f = matrix_product_kernel(DType::kF16, 1);
+  simt::Stmt window;
+  window.kind = simt::StmtKind::kMatrixTensorLoad;
+  window.id = 1;
+  window.space = simt::Space::kGlobal;
+  window.array = 0;
+  window.operands = {i32(0), i32(0), i32(16), i32(16), i32(16)};
+  f.body[4].body[0] = window;
+  s = emit_status(f);
+  INFO(s.ToString());
+  CHECK(s.code() == absl::StatusCode::kUnimplemented);
+  CHECK(contains(std::string(s.message()), "matrix_tensor_load (a tensor-addressed workgroup matrix) is not emitted"));
+  window.kind = simt::StmtKind::kMatrixTensorStore;
+  window.id = 0;
+  f.body[4].body[0] = window;
+  s = emit_status(f);
+  CHECK(s.code() == absl::StatusCode::kUnimplemented);
+  CHECK(contains(std::string(s.message()), "matrix_tensor_store"));
+}
+
 }  // namespace
 }  // namespace tilert::cuda

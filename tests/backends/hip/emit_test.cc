@@ -152,6 +152,21 @@ TEST_CASE("what the emitter refuses, and why") {
   r = emit_amdgcn_llvm_ir(read_only_store, gfx90a, 64);
   CHECK(std::string(r.status().message()) == "store to in, a parameter not marked written");
 
+  // Matrix statements have no AMDGCN form yet, the tensor-addressed windows of workgroup-scope
+  // matrices included: refused by name, not as an unknown statement.
+  simt::Function window = f;
+  window.matrices = {{"acc", simt::MatrixUse::kAccumulator, DType::kF32, 128, 256, simt::MatrixScope::kWorkgroup}};
+  simt::Stmt store_window;
+  store_window.kind = simt::StmtKind::kMatrixTensorStore;
+  store_window.space = simt::Space::kGlobal;
+  store_window.array = 1;
+  for (int i = 0; i < 5; ++i) store_window.operands.push_back(simt::Expr::int_const(i == 4 ? 256 : 0));
+  window.body.push_back(store_window);
+  r = emit_amdgcn_llvm_ir(window, gfx90a, 64);
+  CHECK(r.status().code() == absl::StatusCode::kUnimplemented);
+  CHECK(std::string(r.status().message()) ==
+        "function reverse: matrix statements (MFMA / WMMA) are not emitted for AMDGCN yet");
+
   simt::Function too_many_threads = f;
   too_many_threads.threads = 2048;
   r = emit_amdgcn_llvm_ir(too_many_threads, gfx90a, 64);

@@ -24,29 +24,6 @@ using simt::MatrixUse;
 using simt::Space;
 using namespace testing;
 
-// Every instruction of `words` with opcode `op`: its words after the opcode word.
-std::vector<std::vector<uint32_t>> instructions(const std::vector<uint32_t>& words, spv::Op op) {
-  std::vector<std::vector<uint32_t>> found;
-  for (size_t at = 5; at < words.size();) {
-    uint32_t count = words[at] >> 16;
-    REQUIRE(count > 0);
-    REQUIRE(at + count <= words.size());
-    if ((words[at] & 0xffff) == static_cast<uint32_t>(op)) {
-      found.emplace_back(words.begin() + static_cast<ptrdiff_t>(at) + 1,
-                         words.begin() + static_cast<ptrdiff_t>(at + count));
-    }
-    at += count;
-  }
-  return found;
-}
-
-bool has_capability(const std::vector<uint32_t>& words, spv::Capability capability) {
-  for (const auto& operands : instructions(words, spv::Op::OpCapability)) {
-    if (operands.at(0) == static_cast<uint32_t>(capability)) return true;
-  }
-  return false;
-}
-
 absl::Status emit_error(const simt::Function& f, const SpirvOptions& o) {
   absl::StatusOr<std::vector<uint32_t>> words = emit_spirv(f, o);
   return words.status();
@@ -220,16 +197,6 @@ TEST_CASE("bf16 matrices are Unimplemented without SpirvOptions::bfloat16_cooper
   CHECK(absl::IsUnimplemented(s));
   CHECK(contains(s, "kernel matrix_product: matrix ma: bf16"));
   CHECK(contains(s, "VK_KHR_shader_bfloat16"));
-}
-
-// The module's OpExtension names.
-std::vector<std::string> extensions(const std::vector<uint32_t>& words) {
-  std::vector<std::string> names;
-  for (const auto& operands : instructions(words, spv::Op::OpExtension)) {
-    std::string name(reinterpret_cast<const char*>(operands.data()), operands.size() * 4);
-    names.push_back(name.substr(0, name.find('\0')));
-  }
-  return names;
 }
 
 TEST_CASE("bf16 matrices are SPV_KHR_bfloat16 types loaded from packed bf16 tiles") {

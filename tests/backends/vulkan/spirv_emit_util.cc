@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/vulkan/pipeline.h"
 #include "backends/vulkan/spirv/cooperative_matrix.h"
+#include "backends/vulkan/spirv/tensor_addressing.h"
 #include "ir/status.h"
 
 namespace tilert::vulkan::testing {
@@ -41,30 +42,80 @@ std::string validation_error(const std::vector<uint32_t>& words, uint32_t spirv_
   return error;
 }
 
+namespace {
+
+bool linked_assembles(const char* text) {
+  spv_context context = spvContextCreate(SPV_ENV_VULKAN_1_3);
+  spv_binary binary = nullptr;
+  spv_diagnostic diagnostic = nullptr;
+  bool ok = spvTextToBinary(context, text, std::strlen(text), &binary, &diagnostic) == SPV_SUCCESS;
+  spvBinaryDestroy(binary);
+  spvDiagnosticDestroy(diagnostic);
+  spvContextDestroy(context);
+  return ok;
+}
+
+}  // namespace
+
 bool linked_validator_knows_cooperative_matrix() {
-  static const bool known = [] {
-    const char text[] = "OpCapability CooperativeMatrixKHR\n";
-    spv_context context = spvContextCreate(SPV_ENV_VULKAN_1_3);
-    spv_binary binary = nullptr;
-    spv_diagnostic diagnostic = nullptr;
-    bool ok = spvTextToBinary(context, text, std::strlen(text), &binary, &diagnostic) == SPV_SUCCESS;
-    spvBinaryDestroy(binary);
-    spvDiagnosticDestroy(diagnostic);
-    spvContextDestroy(context);
-    return ok;
-  }();
+  static const bool known = linked_assembles("OpCapability CooperativeMatrixKHR\n");
   return known;
+}
+
+bool linked_validator_knows_workgroup_matrices() {
+  static const bool known = linked_assembles("OpCapability CooperativeMatrixTensorAddressingNV\n") &&
+                            linked_assembles("OpCapability TensorAddressingNV\n");
+  return known;
+}
+
+std::vector<std::vector<uint32_t>> instructions(const std::vector<uint32_t>& words, spv::Op op) {
+  std::vector<std::vector<uint32_t>> found;
+  for (size_t at = 5; at < words.size();) {
+    uint32_t count = words[at] >> 16;
+    REQUIRE(count > 0);
+    REQUIRE(at + count <= words.size());
+    if ((words[at] & 0xffff) == static_cast<uint32_t>(op)) {
+      found.emplace_back(words.begin() + static_cast<ptrdiff_t>(at) + 1,
+                         words.begin() + static_cast<ptrdiff_t>(at + count));
+    }
+    at += count;
+  }
+  return found;
+}
+
+bool has_capability(const std::vector<uint32_t>& words, spv::Capability capability) {
+  for (const auto& operands : instructions(words, spv::Op::OpCapability)) {
+    if (operands.at(0) == static_cast<uint32_t>(capability)) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> extensions(const std::vector<uint32_t>& words) {
+  std::vector<std::string> names;
+  for (const auto& operands : instructions(words, spv::Op::OpExtension)) {
+    std::string name(reinterpret_cast<const char*>(operands.data()), operands.size() * 4);
+    names.push_back(name.substr(0, name.find('\0')));
+  }
+  return names;
+}
+
+uint32_t constant_value(const std::vector<uint32_t>& words, uint32_t id) {
+  for (const auto& c : instructions(words, spv::Op::OpConstant)) {
+    if (c.at(1) == id) return c.at(2);
+  }
+  FAIL("no OpConstant %", id);
+  return 0;
 }
 
 namespace {
 
+// Whether the module uses extensions that the linked SPIRV-Tools may not know.
 bool uses_cooperative_matrix(const std::vector<uint32_t>& words) {
-  for (size_t at = 5; at < words.size() && (words[at] >> 16) != 0; at += words[at] >> 16) {
-    if (static_cast<spv::Op>(words[at] & 0xffff) != spv::Op::OpCapability) return false;
-    if (at + 1 < words.size() &&
-        words[at + 1] == static_cast<uint32_t>(spirv::cooperative_matrix::kCapability)) {
-      return true;
-    }
+  return has_capability(words, spirv::cooperative_matrix::kCapability);
+}
+bool uses_workgroup_matrices(const std::vector<uint32_t>& words) {
+  for (const std::string& name : extensions(words)) {
+    if (name == spirv::tensor_addressing::kMatrixExtension || name == spirv::tensor_addressing::kExtension) return true;
   }
   return false;
 }
@@ -104,15 +155,16 @@ Verdict external_validation(const std::string& program, const std::vector<uint32
 }  // namespace
 
 Verdict validate(const std::vector<uint32_t>& words, uint32_t spirv_version) {
-  if (!uses_cooperative_matrix(words) || linked_validator_knows_cooperative_matrix()) {
+  if ((!uses_cooperative_matrix(words) || linked_validator_knows_cooperative_matrix()) &&
+      (!uses_workgroup_matrices(words) || linked_validator_knows_workgroup_matrices())) {
     return Verdict{true, validation_error(words, spirv_version), "linked SPIRV-Tools"};
   }
   if (const char* program = std::getenv("TILERT_SPIRV_VAL"); program != nullptr && *program != 0) {
     return external_validation(program, words, spirv_version);
   }
   return Verdict{false, "",
-                 "none: the linked SPIRV-Tools predates SPV_KHR_cooperative_matrix and "
-                 "TILERT_SPIRV_VAL names no newer spirv-val"};
+                 "none: the linked SPIRV-Tools predates the module's cooperative-matrix extensions "
+                 "and TILERT_SPIRV_VAL names no newer spirv-val"};
 }
 
 std::vector<uint32_t> emit_valid(const simt::Function& f, const SpirvOptions& options) {
@@ -221,6 +273,22 @@ simt::Stmt matrix_mul_add(uint32_t c, uint32_t a, uint32_t b) {
   return s;
 }
 
+simt::Stmt matrix_tensor_load(uint32_t matrix, uint32_t array, std::vector<simt::Expr> window) {
+  simt::Stmt s;
+  s.kind = simt::StmtKind::kMatrixTensorLoad;
+  s.id = matrix;
+  s.space = simt::Space::kGlobal;
+  s.array = array;
+  s.operands = std::move(window);
+  return s;
+}
+
+simt::Stmt matrix_tensor_store(uint32_t matrix, uint32_t array, std::vector<simt::Expr> window) {
+  simt::Stmt s = matrix_tensor_load(matrix, array, std::move(window));
+  s.kind = simt::StmtKind::kMatrixTensorStore;
+  return s;
+}
+
 simt::Function matrix_product_function(int32_t threads) {
   using simt::Expr;
   using simt::Space;
@@ -263,6 +331,44 @@ SpirvOptions with_cooperative_matrix(SpirvOptions base) {
   base.float16_arithmetic = true;
   base.cooperative_matrix = true;
   return base;
+}
+
+simt::Function workgroup_gemm_function(const WorkgroupGemm& g) {
+  using simt::Expr;
+  simt::Function f;
+  f.name = "workgroup_gemm";
+  f.threads = g.threads;
+  f.params = {array_param("a", g.operands), array_param("b", g.operands), array_param("c", g.output, true),
+              scalar_param("m", DType::kI32), scalar_param("n", DType::kI32), scalar_param("k", DType::kI32)};
+  f.variables = {{"kk", DType::kI32, 0}};
+  constexpr simt::MatrixScope kWorkgroup = simt::MatrixScope::kWorkgroup;
+  f.matrices = {{"ma", simt::MatrixUse::kA, g.operands, 128, 64, kWorkgroup},
+                {"mb", simt::MatrixUse::kB, g.operands, 64, 256, kWorkgroup},
+                {"acc", simt::MatrixUse::kAccumulator, DType::kF32, 128, 256, kWorkgroup}};
+  auto c = [](int64_t v) { return Expr::int_const(v); };
+  const Expr kk = Expr::var(0, DType::kI32), m = Expr::param(3, DType::kI32), n = Expr::param(4, DType::kI32),
+             k = Expr::param(5, DType::kI32);
+  simt::Body step;
+  simt::Stmt store;
+  if (g.tensor) {
+    step = {matrix_tensor_load(0, 0, {c(0), kk, m, k, c(g.a_pitch)}),
+            matrix_tensor_load(1, 1, {kk, c(0), k, n, c(g.b_pitch)})};
+    store = matrix_tensor_store(2, 2, {c(0), c(0), m, n, c(g.c_pitch)});
+  } else {
+    step = {matrix_load(0, 0, kk, c(g.a_pitch)),
+            matrix_load(1, 1, Expr::binary(BinaryOp::kMul, kk, c(g.b_pitch)), c(g.b_pitch))};
+    store = matrix_store(2, 2, c(0), c(g.c_pitch));
+    step[0].space = step[1].space = store.space = simt::Space::kGlobal;
+  }
+  step.push_back(matrix_mul_add(2, 0, 1));
+  f.body = {matrix_fill(2, Expr::float_const(0)), for_loop(0, c(0), k, c(64), std::move(step)), std::move(store)};
+  return f;
+}
+
+SpirvOptions with_workgroup_matrices() {
+  SpirvOptions o = with_cooperative_matrix(full_options());
+  o.workgroup_matrices = o.tensor_addressing = true;
+  return o;
 }
 
 absl::Status run_function(std::shared_ptr<Device> device, const simt::Function& f,

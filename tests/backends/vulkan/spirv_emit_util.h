@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <spirv/unified1/spirv.hpp11>
+
 #include "absl/status/status.h"
 #include "backends/vulkan/device.h"
 #include "backends/vulkan/spirv_emit/emit.h"
@@ -28,11 +30,15 @@ std::string validation_error(const std::vector<uint32_t>& words, uint32_t spirv_
 // Whether the linked SPIRV-Tools knows SPV_KHR_cooperative_matrix (2023.3 and newer; Debian
 // 12's 2023.1 does not) and so can validate modules that use it.
 bool linked_validator_knows_cooperative_matrix();
+// The same for SPV_NV_cooperative_matrix2 and SPV_NV_tensor_addressing (Debian 12's 2023.1 knows
+// neither).
+bool linked_validator_knows_workgroup_matrices();
 
-// What a validator said about a module. A module that uses SPV_KHR_cooperative_matrix goes to the
-// linked SPIRV-Tools when it knows the extension, else to the spirv-val program named by the
-// environment variable TILERT_SPIRV_VAL; with neither, `checked` is false and `validator` says
-// why. Other modules always go to the linked SPIRV-Tools.
+// What a validator said about a module. A module that uses SPV_KHR_cooperative_matrix (or
+// SPV_NV_cooperative_matrix2, SPV_NV_tensor_addressing) goes to the linked SPIRV-Tools when it
+// knows the extensions, else to the spirv-val program named by the environment variable
+// TILERT_SPIRV_VAL; with neither, `checked` is false and `validator` says why. Other modules
+// always go to the linked SPIRV-Tools.
 struct Verdict {
   bool checked = false;
   std::string error;      // "" when valid
@@ -43,6 +49,13 @@ Verdict validate(const std::vector<uint32_t>& words, uint32_t spirv_version);
 // Emits `f` with `options`, REQUIREs success and a valid module (or, for a cooperative-matrix
 // module no validator here can judge, prints that it went unvalidated), and returns the words.
 std::vector<uint32_t> emit_valid(const simt::Function& f, const SpirvOptions& options);
+
+// The module's instructions of opcode `op` (each as its words after the opcode word), whether it
+// declares `capability`, its OpExtension names, and the value of the 32-bit OpConstant `id`.
+std::vector<std::vector<uint32_t>> instructions(const std::vector<uint32_t>& words, spv::Op op);
+bool has_capability(const std::vector<uint32_t>& words, spv::Capability capability);
+std::vector<std::string> extensions(const std::vector<uint32_t>& words);
+uint32_t constant_value(const std::vector<uint32_t>& words, uint32_t id);
 
 // Function builders.
 simt::Param array_param(std::string name, DType type, bool written = false);
@@ -61,6 +74,10 @@ simt::Stmt matrix_fill(uint32_t matrix, simt::Expr value);
 simt::Stmt matrix_load(uint32_t matrix, uint32_t shared_array, simt::Expr offset, simt::Expr stride);
 simt::Stmt matrix_store(uint32_t matrix, uint32_t shared_array, simt::Expr offset, simt::Expr stride);
 simt::Stmt matrix_mul_add(uint32_t c, uint32_t a, uint32_t b);
+// matrix_tensor_load / _store of `matrix` and global array `array`: window [row0, col0, rows,
+// cols, stride].
+simt::Stmt matrix_tensor_load(uint32_t matrix, uint32_t array, std::vector<simt::Expr> window);
+simt::Stmt matrix_tensor_store(uint32_t matrix, uint32_t array, std::vector<simt::Expr> window);
 
 // c = 0.5 + a[:, 16:32] * b with every matrix statement, run by `threads` invocations (one
 // subgroup): a is f16 16x32, b f16 16x16, c f32 16x16, row-major. The product goes through
@@ -69,6 +86,25 @@ simt::Stmt matrix_mul_add(uint32_t c, uint32_t a, uint32_t b);
 simt::Function matrix_product_function(int32_t threads);
 // SpirvOptions for matrix functions: `base` with cooperative_matrix and float16_arithmetic.
 SpirvOptions with_cooperative_matrix(SpirvOptions base);
+
+// A GEMM on workgroup-scope matrices, as a lowering plans one for VK_NV_cooperative_matrix2: one
+// workgroup computes C = A * B in one 128x256 f32 accumulator, k in steps of 64 with matrices A
+// 128x64 and B 64x256 of `operands` loaded straight from the global arrays a and b; C (array c,
+// of `output`: f32, or f16 / bf16 converted from the accumulator) is stored at the end. All three
+// are row-major with the row pitches below, sized by the i32 parameters m, n and k. Plain loads
+// and stores (matrix_load / matrix_store) need m = 128, n = 256 and k a multiple of 64; with
+// `tensor` the matrices are windows of the m x k, k x n and m x n tensors (matrix_tensor_load /
+// _store), so m <= 128, n <= 256 and any k: reads outside are 0, writes outside dropped.
+struct WorkgroupGemm {
+  int32_t threads = 256;
+  DType operands = DType::kF16;
+  DType output = DType::kF16;
+  bool tensor = false;
+  int32_t a_pitch = 136, b_pitch = 264, c_pitch = 264;  // elements, each row 16-byte aligned
+};
+simt::Function workgroup_gemm_function(const WorkgroupGemm& g);
+// full_options() with cooperative, workgroup-scope matrices and tensor addressing (SPIR-V 1.6).
+SpirvOptions with_workgroup_matrices();
 
 // The bytes of one array argument, uploaded before and downloaded after a run.
 using Bytes = std::vector<uint8_t>;

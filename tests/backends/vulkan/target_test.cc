@@ -125,5 +125,37 @@ TEST_CASE("a bf16 shape with VK_KHR_shader_bfloat16's features becomes a second 
   }
 }
 
+TEST_CASE("workgroup-scope matrices: granules, limits and options from VK_NV_cooperative_matrix2") {
+  PhysicalDeviceInfo info = cooperative_matrix_device();
+  info.cooperative_matrix_16x16x16_bf16 = info.bfloat16_cooperative_matrix = true;
+  info.workgroup_matrices = info.workgroup_matrix_tensor_addressing = true;
+  info.workgroup_matrix_max_invocations = 256;
+  info.flexible_matrix_max_dimension = 1024;
+  info.workgroup_matrix_reserved_shared_bytes = 8192;
+  info.workgroup_matrix_shapes = {{16, 16, 16, false, 32}, {32, 32, 16, false, 256}, {32, 32, 16, true, 256}};
+  lowering::TargetDescription target = target_for_device(info);
+  const lowering::WorkgroupMatrices& w = target.workgroup_matrices;
+  CHECK(w.max_invocations == 256);
+  CHECK(w.max_dimension == 1024);
+  CHECK(w.reserved_shared_bytes == 8192);
+  CHECK(w.tensor_addressing);
+  REQUIRE(w.granules.size() == 3);
+  REQUIRE(w.granule(256, DType::kBF16) != nullptr);
+  CHECK((w.granule(256, DType::kBF16)->m == 32 && w.granule(256, DType::kBF16)->k == 16));
+  CHECK(w.granule(32, DType::kF16)->n == 16);
+  CHECK(w.granule(128, DType::kF16) == nullptr);
+  SpirvOptions o = spirv_options_for_device(info);
+  CHECK(o.workgroup_matrices);
+  CHECK(o.tensor_addressing);
+
+  // bf16 granules only with bf16 cooperative matrices; nothing without subgroup-scope f16 ones.
+  info.bfloat16_cooperative_matrix = false;
+  CHECK(target_for_device(info).workgroup_matrices.granule(256, DType::kBF16) == nullptr);
+  CHECK(target_for_device(info).workgroup_matrices.granules.size() == 2);
+  info.shader_float16 = false;
+  CHECK(target_for_device(info).workgroup_matrices.granules.empty());
+  CHECK_FALSE(spirv_options_for_device(info).workgroup_matrices);
+}
+
 }  // namespace
 }  // namespace tilert::vulkan
