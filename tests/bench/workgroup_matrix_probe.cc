@@ -5,7 +5,8 @@
 // reserves). The module is written here with the library's SPIR-V builder; it is not a tilert
 // lowering, only a measurement of what the driver's workgroup matrices reach.
 //
-// usage: workgroup_matrix_probe [M N K [TM TN TK [THREADS [ITERS [STRIPS [SHARED [TENSOR [HALF]]]]]]]]
+// usage: workgroup_matrix_probe [M N K [TM TN TK [THREADS [ITERS [STRIPS [SHARED [TENSOR [HALF
+//                                [NP [DYN]]]]]]]]]]]
 //   STRIPS  splits the accumulator into that many row strips (B loaded once for all of them).
 //   SHARED  1: each step's A and B tiles are copied into shared arrays (element by element, a
 //           barrier before and after) and the matrices loaded from there, as a lowering that
@@ -16,6 +17,10 @@
 //           and stores for the others (one strip only). Not with SHARED.
 //   HALF    1: C is f16, the f32 accumulator converted before the store, as a GEMM with f16
 //           output does.
+//   NP      1: plain matrix loads and stores carry the NonPrivatePointer memory operand, as
+//           tilert's emitter writes them under the Vulkan memory model.
+//   DYN     1: M, N and K are read from a fourth storage buffer at run time instead of being
+//           constants of the module, as in a tilert kernel, whose sizes are launch arguments.
 // Prints the device's workgroup-matrix shapes, the registers the driver used, the median device
 // time and TFLOP/s, and checks 256 sampled elements of C against a double-precision product.
 #include <algorithm>
@@ -51,6 +56,8 @@ struct Shape {
   bool tensor = false;       // loads and stores through tensor layouts (any M, N, K: edges clamped)
   bool hybrid = false;       // with tensor: plain loads and stores for tiles wholly inside, layouts at edges
   bool half_out = false;     // C of f16: the accumulator converted (OpFConvert) before the store
+  bool non_private = false;  // plain loads and stores carry the NonPrivatePointer memory operand
+  bool dynamic = false;      // M, N, K read from a fourth buffer at run time, not constants
 };
 
 namespace tensor = tilert::spirv::tensor_addressing;
@@ -88,6 +95,8 @@ absl::StatusOr<std::vector<uint32_t>> build_module(const Shape& s) {
   Id f16_pointer = 0, f32_pointer = 0;
   const Id a = buffer(f16, 2, 0, &f16_pointer), bb = buffer(f16, 2, 1, &f16_pointer);
   const Id c = s.half_out ? buffer(f16, 2, 2, &f32_pointer) : buffer(f32, 4, 2, &f32_pointer);
+  Id u32_pointer = 0;
+  const Id sizes = s.dynamic ? buffer(u32, 4, 3, &u32_pointer) : 0;
   const Id workgroup_id =
       b.global_variable(b.type_pointer(spv::StorageClass::Input, uvec3), spv::StorageClass::Input);
   b.decorate(workgroup_id, spv::Decoration::BuiltIn, {static_cast<uint32_t>(spv::BuiltIn::WorkgroupId)});
@@ -104,6 +113,7 @@ absl::StatusOr<std::vector<uint32_t>> build_module(const Shape& s) {
   const Id layout_type = s.tensor ? b.type_tensor_layout(2, tensor::kClampConstant) : 0;
   Id a_tile = 0, b_tile = 0, local_index = 0, shared_f16 = 0;
   std::vector<Id> interface = {a, bb, c, workgroup_id};
+  if (s.dynamic) interface.push_back(sizes);
   if (s.from_shared) {
     shared_f16 = b.type_pointer(spv::StorageClass::Workgroup, f16);
     a_tile = b.global_variable(b.type_pointer(spv::StorageClass::Workgroup, b.type_array(f16, s.tm * s.tk)),
@@ -127,6 +137,11 @@ absl::StatusOr<std::vector<uint32_t>> build_module(const Shape& s) {
     acc_variables.push_back(b.local_variable(b.type_pointer(spv::StorageClass::Function, c_type)));
   const Id a_variable = s.hybrid ? b.local_variable(b.type_pointer(spv::StorageClass::Function, a_type)) : 0;
   const Id b_variable = s.hybrid ? b.local_variable(b.type_pointer(spv::StorageClass::Function, b_type)) : 0;
+  auto size = [&](uint32_t index, uint32_t value) {
+    return s.dynamic ? b.load(u32, b.access_chain(u32_pointer, sizes, {b.constant_u32(0), b.constant_u32(index)}))
+                     : b.constant_u32(value);
+  };
+  const Id size_m = size(0, s.m), size_n = size(1, s.n), size_k = size(2, s.k);
   const Id wg = b.load(uvec3, workgroup_id);
   const Id bx = b.emit(Op::OpCompositeExtract, u32, {wg, 0}),
            by = b.emit(Op::OpCompositeExtract, u32, {wg, 1});
@@ -146,7 +161,7 @@ absl::StatusOr<std::vector<uint32_t>> build_module(const Shape& s) {
   b.begin_block(header);
   b.loop_merge(merge, next);
   const Id k = b.load(u32, k_variable);
-  b.branch_conditional(b.emit(Op::OpULessThan, boolean, {k, b.constant_u32(s.k)}), body, merge);
+  b.branch_conditional(b.emit(Op::OpULessThan, boolean, {k, size_k}), body, merge);
 
   b.begin_block(body);
   // Element (row, col) of a rows x cols tile at (r0, c0) of a matrix with `stride` columns.
@@ -166,10 +181,9 @@ absl::StatusOr<std::vector<uint32_t>> build_module(const Shape& s) {
     }
   };
   // A tensor layout of a rows x cols row-major matrix, sliced to [r0, r0 + span_r) x [c0, c0 + span_c).
-  auto slice = [&](uint32_t rows, uint32_t cols, Id r0, uint32_t span_r, Id c0, uint32_t span_c) {
+  auto slice = [&](Id rows, Id cols, Id r0, uint32_t span_r, Id c0, uint32_t span_c) {
     Id layout = b.emit(tensor::kOpCreateTensorLayout, layout_type, {});
-    layout = b.emit(tensor::kOpTensorLayoutSetDimension, layout_type,
-                    {layout, b.constant_u32(rows), b.constant_u32(cols)});
+    layout = b.emit(tensor::kOpTensorLayoutSetDimension, layout_type, {layout, rows, cols});
     return b.emit(tensor::kOpTensorLayoutSlice, layout_type,
                   {layout, r0, b.constant_u32(span_r), c0, b.constant_u32(span_c)});
   };
@@ -185,20 +199,23 @@ absl::StatusOr<std::vector<uint32_t>> build_module(const Shape& s) {
     copy_tile(bb, k, col0, s.n, b_tile, s.tk, s.tn);
     barrier();
   }
+  const std::vector<uint32_t> memory = s.non_private ? std::vector<uint32_t>{0x20} : std::vector<uint32_t>{};
+  auto with_memory = [&](std::vector<uint32_t> operands) {
+    operands.insert(operands.end(), memory.begin(), memory.end());
+    return operands;
+  };
   auto plain_b = [&] {
     return b.emit(coop::kOpLoad, b_type,
-                  {b.access_chain(f16_pointer, bb,
-                                  {zero, b.emit(Op::OpIAdd, u32,
-                                                {b.emit(Op::OpIMul, u32, {k, b.constant_u32(s.n)}), col0})}),
-                   row_major, b.constant_u32(s.n)});
+                  with_memory({b.access_chain(f16_pointer, bb,
+                                              {zero, b.emit(Op::OpIAdd, u32, {b.emit(Op::OpIMul, u32, {k, size_n}), col0})}),
+                               row_major, size_n}));
   };
   auto plain_a = [&](Id strip_row) {
     return b.emit(
         coop::kOpLoad, a_type,
-        {b.access_chain(
-             f16_pointer, a,
-             {zero, b.emit(Op::OpIAdd, u32, {b.emit(Op::OpIMul, u32, {strip_row, b.constant_u32(s.k)}), k})}),
-         row_major, b.constant_u32(s.k)});
+        with_memory({b.access_chain(f16_pointer, a,
+                                    {zero, b.emit(Op::OpIAdd, u32, {b.emit(Op::OpIMul, u32, {strip_row, size_k}), k})}),
+                     row_major, size_k}));
   };
   // Both branches of a block-uniform test store into `variables`; returns after the merge.
   auto choose = [&](Id condition, const std::function<void()>& then_part,
@@ -214,13 +231,12 @@ absl::StatusOr<std::vector<uint32_t>> build_module(const Shape& s) {
     b.branch(merge_block);
     b.begin_block(merge_block);
   };
-  auto le = [&](Id x, uint32_t add, uint32_t bound) {
-    return b.emit(Op::OpULessThanEqual, boolean,
-                  {b.emit(Op::OpIAdd, u32, {x, b.constant_u32(add)}), b.constant_u32(bound)});
+  auto le = [&](Id x, uint32_t add, Id bound) {
+    return b.emit(Op::OpULessThanEqual, boolean, {b.emit(Op::OpIAdd, u32, {x, b.constant_u32(add)}), bound});
   };
   if (s.hybrid) {
-    const Id inside_mn = b.emit(Op::OpLogicalAnd, boolean, {le(row0, s.tm, s.m), le(col0, s.tn, s.n)});
-    const Id inside = b.emit(Op::OpLogicalAnd, boolean, {inside_mn, le(k, s.tk, s.k)});
+    const Id inside_mn = b.emit(Op::OpLogicalAnd, boolean, {le(row0, s.tm, size_m), le(col0, s.tn, size_n)});
+    const Id inside = b.emit(Op::OpLogicalAnd, boolean, {inside_mn, le(k, s.tk, size_k)});
     choose(
         inside,
         [&] {
@@ -228,8 +244,8 @@ absl::StatusOr<std::vector<uint32_t>> build_module(const Shape& s) {
           b.store(b_variable, plain_b());
         },
         [&] {
-          b.store(a_variable, load_tensor(a_type, a, slice(s.m, s.k, row0, s.tm, k, s.tk)));
-          b.store(b_variable, load_tensor(b_type, bb, slice(s.k, s.n, k, s.tk, col0, s.tn)));
+          b.store(a_variable, load_tensor(a_type, a, slice(size_m, size_k, row0, s.tm, k, s.tk)));
+          b.store(b_variable, load_tensor(b_type, bb, slice(size_k, size_n, k, s.tk, col0, s.tn)));
         });
     b.store(acc_variables[0], b.emit(coop::kOpMulAdd, c_type,
                                      {b.load(a_type, a_variable), b.load(b_type, b_variable),
@@ -237,14 +253,14 @@ absl::StatusOr<std::vector<uint32_t>> build_module(const Shape& s) {
   }
   const Id b_matrix =
       s.hybrid        ? 0
-      : s.tensor      ? load_tensor(b_type, bb, slice(s.k, s.n, k, s.tk, col0, s.tn))
+      : s.tensor      ? load_tensor(b_type, bb, slice(size_k, size_n, k, s.tk, col0, s.tn))
       : s.from_shared ? b.emit(coop::kOpLoad, b_type,
                                {b.access_chain(shared_f16, b_tile, {zero}), row_major, b.constant_u32(s.tn)})
                       : plain_b();
   for (uint32_t r = 0; r < s.strips && !s.hybrid; ++r) {
     const Id strip_row = b.emit(Op::OpIAdd, u32, {row0, b.constant_u32(r * strip_rows)});
     const Id a_matrix =
-        s.tensor        ? load_tensor(a_type, a, slice(s.m, s.k, strip_row, strip_rows, k, s.tk))
+        s.tensor        ? load_tensor(a_type, a, slice(size_m, size_k, strip_row, strip_rows, k, s.tk))
         : s.from_shared ? b.emit(coop::kOpLoad, a_type,
                                  {b.access_chain(shared_f16, a_tile, {b.constant_u32(r * strip_rows * s.tk)}),
                                   row_major, b.constant_u32(s.tk)})
@@ -265,30 +281,30 @@ absl::StatusOr<std::vector<uint32_t>> build_module(const Shape& s) {
     if (s.half_out) result = b.emit(Op::OpFConvert, out_type, {result});
     if (s.hybrid) {
       const Id c_offset =
-          b.emit(Op::OpIAdd, u32, {b.emit(Op::OpIMul, u32, {row0, b.constant_u32(s.n)}), col0});
+          b.emit(Op::OpIAdd, u32, {b.emit(Op::OpIMul, u32, {row0, size_n}), col0});
       choose(
-          b.emit(Op::OpLogicalAnd, boolean, {le(row0, s.tm, s.m), le(col0, s.tn, s.n)}),
+          b.emit(Op::OpLogicalAnd, boolean, {le(row0, s.tm, size_m), le(col0, s.tn, size_n)}),
           [&] {
-            b.emit_void(coop::kOpStore, {b.access_chain(f32_pointer, c, {zero, c_offset}), result, row_major,
-                                         b.constant_u32(s.n)});
+            b.emit_void(coop::kOpStore, with_memory({b.access_chain(f32_pointer, c, {zero, c_offset}), result,
+                                                     row_major, size_n}));
           },
           [&] {
             b.emit_void(tensor::kOpStoreTensor,
                         {b.access_chain(f32_pointer, c, {zero, zero}), result,
-                         slice(s.m, s.n, row0, s.tm, col0, s.tn), 0, tensor::kOperandsNone});
+                         slice(size_m, size_n, row0, s.tm, col0, s.tn), 0, tensor::kOperandsNone});
           });
       continue;
     }
     if (s.tensor) {
       b.emit_void(tensor::kOpStoreTensor,
                   {b.access_chain(f32_pointer, c, {zero, zero}), result,
-                   slice(s.m, s.n, strip_row, strip_rows, col0, s.tn), 0, tensor::kOperandsNone});
+                   slice(size_m, size_n, strip_row, strip_rows, col0, s.tn), 0, tensor::kOperandsNone});
       continue;
     }
     const Id c_offset =
-        b.emit(Op::OpIAdd, u32, {b.emit(Op::OpIMul, u32, {strip_row, b.constant_u32(s.n)}), col0});
+        b.emit(Op::OpIAdd, u32, {b.emit(Op::OpIMul, u32, {strip_row, size_n}), col0});
     b.emit_void(coop::kOpStore,
-                {b.access_chain(f32_pointer, c, {zero, c_offset}), result, row_major, b.constant_u32(s.n)});
+                with_memory({b.access_chain(f32_pointer, c, {zero, c_offset}), result, row_major, size_n}));
   }
   b.return_void();
   b.end_function();
@@ -333,7 +349,7 @@ absl::Status run(const Shape& s, int iters) {
   PipelineDescription description;
   description.kernel_name = "workgroup_matrix_gemm";
   description.spirv = words;
-  description.storage_buffers = 3;
+  description.storage_buffers = s.dynamic ? 4 : 3;
   description.capture_statistics = chosen->pipeline_statistics;
   ASSIGN_OR_RETURN(std::unique_ptr<ComputePipeline> pipeline, ComputePipeline::create(device, description));
   if (absl::StatusOr<std::vector<PipelineStatistic>> stats = pipeline->statistics(); stats.ok()) {
@@ -341,7 +357,11 @@ absl::Status run(const Shape& s, int iters) {
       if (st.name == "Register Count" || st.name.find("Shared") != std::string::npos)
         std::printf("driver: %s = %s\n", st.name.c_str(), st.value.c_str());
   }
-  Buffer* buffers[] = {da.get(), db.get(), dc.get()};
+  const uint32_t size_values[4] = {s.m, s.n, s.k, 0};
+  ASSIGN_OR_RETURN(std::unique_ptr<Buffer> dsizes, Buffer::create(device, sizeof size_values));
+  RETURN_IF_ERROR(dsizes->upload(0, size_values, sizeof size_values));
+  std::vector<Buffer*> buffers = {da.get(), db.get(), dc.get()};
+  if (s.dynamic) buffers.push_back(dsizes.get());
   const GridSize grid{(s.n + s.tn - 1) / s.tn, (s.m + s.tm - 1) / s.tm, 1};
   // Warm the clocks up for about a second, then time.
   const auto warm_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1000);
@@ -402,6 +422,8 @@ int main(int argc, char** argv) {
   s.tensor = arg(11, 0) != 0;
   s.hybrid = arg(11, 0) == 2;
   s.half_out = arg(12, 0) != 0;
+  s.non_private = arg(13, 0) != 0;
+  s.dynamic = arg(14, 0) != 0;
   absl::Status st = run(s, static_cast<int>(arg(8, 20)));
   if (!st.ok()) {
     std::fprintf(stderr, "workgroup_matrix_probe: %s\n", st.ToString().c_str());
