@@ -10,20 +10,13 @@
 #include <sstream>
 #include <string>
 
-#include "frontends/text/parser.h"
 #include "lowering/fragment_layout.h"
 #include "lowering/lower_kernel.h"
 #include "lowering/matrix_plan.h"
+#include "tests/lowering/lowering_test_util.h"
 
 namespace tilert::lowering {
 namespace {
-
-Kernel parsed(const std::string& text) {
-  absl::StatusOr<Module> m = parse_tile(text);
-  REQUIRE_MESSAGE(m.ok(), m.status().ToString());
-  REQUIRE(m->kernels.size() == 1);
-  return m->kernels[0];
-}
 
 // A 128x128 C tile over `threads` threads; `a_decl`, the gemm line and the body after it vary.
 std::string gemm_kernel(int threads, const std::string& gemm = "gemm As, Bs -> acc",
@@ -47,12 +40,6 @@ SymbolId symbol(const Kernel& k, std::string_view name) {
     if (k.symbols[id].name == name) return id;
   FAIL("no symbol ", std::string(name));
   return kNoSymbol;
-}
-
-int count(const simt::Body& body, simt::StmtKind kind) {
-  int n = 0;
-  for (const simt::Stmt& s : body) n += (s.kind == kind) + count(s.body, kind) + count(s.else_body, kind);
-  return n;
 }
 
 TEST_CASE("matrix plan: a 128x128 f16 gemm over 4 warps is 2x2 subgroups of 4x4 tiles on sm_80") {

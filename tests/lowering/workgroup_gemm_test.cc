@@ -6,18 +6,11 @@
 #include <functional>
 #include <string>
 
-#include "frontends/text/parser.h"
 #include "lowering/lower_kernel.h"
+#include "tests/lowering/lowering_test_util.h"
 
 namespace tilert::lowering {
 namespace {
-
-Kernel parsed(const std::string& text) {
-  absl::StatusOr<Module> m = parse_tile(text);
-  REQUIRE_MESSAGE(m.ok(), m.status().ToString());
-  REQUIRE(m->kernels.size() == 1);
-  return m->kernels[0];
-}
 
 // A Vulkan 1.3 target with the granules NVIDIA's driver lists on an H200.
 TargetDescription workgroup_target(bool tensor_addressing = true) {
@@ -50,12 +43,6 @@ std::string gemm_kernel(int threads = 256, int kt = 32, const std::string& body_
          "    copy B[k * " + k + " +: " + k + ", bx * 256 +: 256] -> Bs\n"
          "    gemm As, Bs -> acc\n" + body_extra + "  }\n"
          "  copy acc -> C[by * 128 +: 128, bx * 256 +: 256]\n" + after + "}\n";
-}
-
-int count(const simt::Body& body, simt::StmtKind kind) {
-  int n = 0;
-  for (const simt::Stmt& s : body) n += (s.kind == kind) + count(s.body, kind) + count(s.else_body, kind);
-  return n;
 }
 
 int workgroup_matrices(const simt::Function& f) {
