@@ -300,19 +300,16 @@ absl::Status Lowerer::lower_workgroup_gemm(const ForOp& op, const WorkgroupGemm&
                         bin(BinaryOp::kEq, bin(BinaryOp::kMod, b_fixed.cols, i32(b_fixed.align)), i32(0))));
   RETURN_IF_ERROR(if_then(std::move(tile_inside), [&]() -> absl::Status {
     // The step's K window, from the loop variable at `pos`: inside both tensors and aligned.
-    // A while condition is one expression, so the windows are read without variables here.
-    ASSIGN_OR_RETURN(simt::Expr a_col, expr(w.copy_a->src.ranges[1].start));
-    ASSIGN_OR_RETURN(simt::Expr b_row, expr(w.copy_b->src.ranges[0].start));
-    a_col = simt::Expr::cast(DType::kI32, std::move(a_col));
-    b_row = simt::Expr::cast(DType::kI32, std::move(b_row));
+    // A while condition is one expression, so the moving starts are read without variables here.
+    TensorWindow a_step = a_fixed, b_step = b_fixed;
+    ASSIGN_OR_RETURN(a_step.col, expr(w.copy_a->src.ranges[1].start));
+    ASSIGN_OR_RETURN(b_step.row, expr(w.copy_b->src.ranges[0].start));
+    a_step.col = simt::Expr::cast(DType::kI32, std::move(a_step.col));
+    b_step.row = simt::Expr::cast(DType::kI32, std::move(b_step.row));
     simt::Expr whole_step = bin(BinaryOp::kLe, add(var(pos), i32(w.fuse)), var(trip));
-    simt::Expr a_ok = bin(BinaryOp::kAnd,
-                          bin(BinaryOp::kAnd, bin(BinaryOp::kGe, a_col, i32(0)),
-                              bin(BinaryOp::kLe, add(a_col, i32(depth)), a_fixed.cols)),
-                          bin(BinaryOp::kEq, bin(BinaryOp::kMod, a_col, i32(a_fixed.align)), i32(0)));
-    simt::Expr b_ok = bin(BinaryOp::kAnd, bin(BinaryOp::kGe, b_row, i32(0)),
-                          bin(BinaryOp::kLe, add(b_row, i32(depth)), b_fixed.rows));
-    simt::Expr cond = bin(BinaryOp::kAnd, std::move(whole_step), bin(BinaryOp::kAnd, std::move(a_ok), std::move(b_ok)));
+    simt::Expr cond = bin(BinaryOp::kAnd, std::move(whole_step),
+                          bin(BinaryOp::kAnd, window_fits(a_step, false, depth, true),
+                              window_fits(b_step, true, depth, false)));
     return loop_while(std::move(cond), [&]() -> absl::Status {
       ASSIGN_OR_RETURN(TensorWindow a, tensor_window(w.copy_a->src));
       ASSIGN_OR_RETURN(TensorWindow b, tensor_window(w.copy_b->src));
