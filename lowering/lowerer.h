@@ -359,6 +359,9 @@ class Lowerer {
     const GemmOp* gemm = nullptr;
     int64_t m = 0, n = 0, k = 0;  // the tile; k per iteration
     int fuse = 1;                 // iterations per matrix step
+    // How far A's column window and B's row window move per iteration (0: not a known
+    // positive constant; such loops run every step through the clamped windows).
+    int64_t a_advance = 0, b_advance = 0;
   };
   // Chooses the loops that take this path (before storage is laid out), all or none of the
   // kernel's: their shared tiles get no storage, and no other shared tile may compete with the
