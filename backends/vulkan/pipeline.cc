@@ -83,6 +83,15 @@ absl::StatusOr<std::unique_ptr<ComputePipeline>> ComputePipeline::create(
   create.stage.module = pipeline->shader_;
   create.stage.pName = description.entry_point.c_str();
   create.layout = pipeline->layout_;
+  std::vector<VkSpecializationMapEntry> entries;
+  std::vector<uint32_t> values;
+  for (const auto& [id, value] : description.specialization) {
+    entries.push_back({id, static_cast<uint32_t>(values.size() * 4), 4});
+    values.push_back(value);
+  }
+  VkSpecializationInfo specialization{static_cast<uint32_t>(entries.size()), entries.data(), values.size() * 4,
+                                      values.data()};
+  if (!entries.empty()) create.stage.pSpecializationInfo = &specialization;
   pipeline->statistics_captured_ =
       description.capture_statistics && device->info().pipeline_statistics &&
       vk.vkGetPipelineExecutablePropertiesKHR != nullptr &&

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -25,6 +26,8 @@ struct PipelineDescription {
   std::string entry_point = "main";
   uint32_t storage_buffers = 0;
   uint32_t push_constant_bytes = 0;  // a multiple of 4
+  // Values of the module's 32-bit specialization constants: (SpecId, value word).
+  std::vector<std::pair<uint32_t, uint32_t>> specialization;
   // Ask the driver to keep what it compiled for statistics() (where the device can report it).
   bool capture_statistics = false;
 };

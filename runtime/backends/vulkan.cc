@@ -14,6 +14,7 @@
 #include <string_view>
 #include <variant>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "backends/vulkan/device.h"
@@ -175,6 +176,13 @@ struct PreparedKernel {
   std::unique_ptr<vulkan::ComputePipeline> pipeline;
   // Whether the pipeline has been dispatched: software drivers compile on first use.
   std::unique_ptr<std::atomic<bool>> dispatched = std::make_unique<std::atomic<bool>>(false);
+  // Kernels emitted with specialize_scalars: no `pipeline`, but one per set of specialized
+  // values, made by the first launch with them from the module and description kept here.
+  bool specialized = false;
+  std::vector<uint32_t> spirv;
+  vulkan::PipelineDescription description;  // without its spirv span, set at each creation
+  mutable absl::flat_hash_map<std::vector<uint32_t>, std::unique_ptr<vulkan::ComputePipeline>> pipelines;
+  std::unique_ptr<std::mutex> pipelines_mutex = std::make_unique<std::mutex>();
   // The status record (kernels with one): mapped memory made once, zeroed before and read after
   // each launch, which holds the mutex throughout. A record per launch cost two transfers and
   // three allocations, milliseconds on a discrete GPU.
@@ -248,6 +256,19 @@ bool workgroup_matrices_requested() {
   return value != nullptr && std::string_view(value) == "1";
 }
 
+// Whether a kernel's integer scalars become specialization constants, one pipeline per set of
+// values (SpirvOptions::specialize_scalars): by default for kernels on workgroup-scope matrices,
+// which NVIDIA's driver runs 5x slower with sizes and strides only known at run time
+// (tests/bench/RESULTS.md, 2026-12-07 (afternoon)). TILERT_VULKAN_SPECIALIZE=1 specializes every
+// kernel, =0 none.
+bool specialize_scalars(const simt::Function& f) {
+  if (const char* value = std::getenv("TILERT_VULKAN_SPECIALIZE"); value != nullptr && value[0] != '\0')
+    return std::string_view(value) == "1";
+  for (const simt::MatrixVariable& m : f.matrices)
+    if (m.scope == simt::MatrixScope::kWorkgroup) return true;
+  return false;
+}
+
 absl::StatusOr<PreparedKernel> prepare_kernel(const std::shared_ptr<vulkan::Device>& device,
                                               const Kernel& kernel) {
   const vulkan::PhysicalDeviceInfo& info = device->info();
@@ -256,9 +277,11 @@ absl::StatusOr<PreparedKernel> prepare_kernel(const std::shared_ptr<vulkan::Devi
   if (!workgroup_matrices_requested()) target.workgroup_matrices = {};
   ASSIGN_OR_RETURN(prepared.function, lowering::lower_kernel(kernel, target));
   vulkan::SpirvOptions options = vulkan::spirv_options_for_device(info);
+  options.specialize_scalars = specialize_scalars(prepared.function);
   ASSIGN_OR_RETURN(std::vector<uint32_t> words, vulkan::emit_spirv(prepared.function, options));
   RETURN_IF_ERROR(vulkan::validate_emitted_spirv(kernel.name, words, options.spirv_version));
-  prepared.push_constants = vulkan::push_constant_layout(prepared.function);
+  prepared.push_constants = vulkan::push_constant_layout(prepared.function, options.specialize_scalars);
+  for (bool s : prepared.push_constants.specialized) prepared.specialized |= s;
   if (prepared.push_constants.total_bytes > info.max_push_constant_bytes) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "kernel ", kernel.name, ": its scalar parameters take ", prepared.push_constants.total_bytes,
@@ -272,8 +295,14 @@ absl::StatusOr<PreparedKernel> prepare_kernel(const std::shared_ptr<vulkan::Devi
   description.storage_buffers = storage_buffers;
   description.push_constant_bytes = prepared.push_constants.total_bytes;
   description.capture_statistics = pipeline_statistics_wanted();
-  ASSIGN_OR_RETURN(prepared.pipeline, vulkan::ComputePipeline::create(device, description));
-  if (description.capture_statistics) print_pipeline_statistics(*prepared.pipeline);
+  if (prepared.specialized) {
+    prepared.spirv = std::move(words);
+    description.spirv = {};
+    prepared.description = std::move(description);
+  } else {
+    ASSIGN_OR_RETURN(prepared.pipeline, vulkan::ComputePipeline::create(device, description));
+    if (description.capture_statistics) print_pipeline_statistics(*prepared.pipeline);
+  }
   if (prepared.function.status_param >= 0) {
     ASSIGN_OR_RETURN(prepared.status, vulkan::Buffer::create_host_visible(device, simt::kStatusWords * 4));
   }
@@ -315,6 +344,30 @@ bool device_time_wanted() {
   return wanted;
 }
 
+// The pipeline of a specialized kernel for these values, made on first use; true with it when
+// it was made now (a software driver compiles it in its first dispatch).
+absl::StatusOr<std::pair<vulkan::ComputePipeline*, bool>> specialized_pipeline(
+    const std::shared_ptr<vulkan::Device>& device, const PreparedKernel& kernel,
+    const std::vector<uint32_t>& values) {
+  std::lock_guard<std::mutex> lock(*kernel.pipelines_mutex);
+  auto& pipelines = kernel.pipelines;
+  if (auto it = pipelines.find(values); it != pipelines.end()) return std::make_pair(it->second.get(), false);
+  vulkan::PipelineDescription description = kernel.description;
+  description.spirv = kernel.spirv;
+  size_t value = 0;
+  for (uint32_t i = 0; i < kernel.push_constants.specialized.size(); ++i) {
+    if (!kernel.push_constants.specialized[i]) continue;
+    if (value == values.size())
+      return absl::InternalError(absl::StrCat("kernel ", description.kernel_name, ": a specialized parameter has no value"));
+    description.specialization.emplace_back(i, values[value++]);
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<vulkan::ComputePipeline> pipeline, vulkan::ComputePipeline::create(device, description));
+  if (description.capture_statistics) print_pipeline_statistics(*pipeline);
+  vulkan::ComputePipeline* made = pipeline.get();
+  pipelines.emplace(values, std::move(pipeline));
+  return std::make_pair(made, true);
+}
+
 // Launches are synchronous: the dispatch is waited for, and its status record read back.
 absl::Status vulkan_launch(const DeviceRecord&, void*, const LaunchRequest& request) {
   const auto started = std::chrono::steady_clock::now();
@@ -323,6 +376,7 @@ absl::Status vulkan_launch(const DeviceRecord&, void*, const LaunchRequest& requ
   const simt::Function& function = kernel.function;
   std::vector<vulkan::Buffer*> buffers;
   std::vector<std::byte> push_constants(kernel.push_constants.total_bytes);
+  std::vector<uint32_t> specialization;  // the specialized parameters' words, in parameter order
   for (size_t i = 0; i < request.args.size() && i < function.params.size(); ++i) {
     const simt::Param& param = function.params[i];
     const LaunchValue& value = request.args[i];
@@ -336,13 +390,17 @@ absl::Status vulkan_launch(const DeviceRecord&, void*, const LaunchRequest& requ
       buffers.push_back(static_cast<vulkan::Buffer*>(tensor->memory));
       continue;
     }
+    const auto* as_int = std::get_if<int64_t>(&value);
+    const auto* as_float = std::get_if<double>(&value);
+    if (kernel.push_constants.specialized[i]) {
+      specialization.push_back(vulkan::specialization_word(param.type, as_int ? *as_int : static_cast<int64_t>(*as_float)));
+      continue;
+    }
     int32_t offset = kernel.push_constants.offsets[i];
     if (offset < 0) {
       return absl::InternalError(absl::StrCat("kernel ", function.name, ": parameter ",
                                               param.name, " is a scalar in the lowered kernel"));
     }
-    const auto* as_int = std::get_if<int64_t>(&value);
-    const auto* as_float = std::get_if<double>(&value);
     vulkan::store_push_constant(param.type, as_int ? *as_int : static_cast<int64_t>(*as_float),
                                 as_float ? *as_float : static_cast<double>(*as_int),
                                 push_constants.data() + offset);
@@ -360,14 +418,21 @@ absl::Status vulkan_launch(const DeviceRecord&, void*, const LaunchRequest& requ
                         static_cast<uint32_t>(shape.grid[2])};
   // A CPU implementation (lavapipe) compiles the shader inside its first dispatch, which can take
   // far longer than the kernel itself; that dispatch gets a compile allowance on top.
+  bool first_dispatch = !kernel.dispatched->exchange(true);
+  vulkan::ComputePipeline* pipeline = kernel.pipeline.get();
+  if (kernel.specialized) {
+    ASSIGN_OR_RETURN(auto found, specialized_pipeline(prepared.device, kernel, specialization));
+    pipeline = found.first;
+    first_dispatch = found.second;
+  }
   std::chrono::milliseconds timeout = dispatch_timeout();
-  if (prepared.device->info().type == VK_PHYSICAL_DEVICE_TYPE_CPU && !kernel.dispatched->exchange(true))
+  if (prepared.device->info().type == VK_PHYSICAL_DEVICE_TYPE_CPU && first_dispatch)
     timeout += kSoftwareCompileAllowance;
-  RETURN_IF_ERROR(kernel.pipeline->dispatch(buffers, push_constants, grid, timeout));
+  RETURN_IF_ERROR(pipeline->dispatch(buffers, push_constants, grid, timeout));
   if (device_time_wanted()) {
     const double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     std::fprintf(stderr, "vulkan: kernel %s: %.3f ms on the device, %.3f ms in the launch\n",
-                 function.name.c_str(), kernel.pipeline->last_device_seconds() * 1e3, host * 1e3);
+                 function.name.c_str(), pipeline->last_device_seconds() * 1e3, host * 1e3);
   }
   if (status == nullptr) return absl::OkStatus();
   std::vector<uint32_t> words(simt::kStatusWords, 0);

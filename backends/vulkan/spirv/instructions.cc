@@ -43,6 +43,7 @@ namespace {
   X(OpConstantTrue, kTypedResult, "", false)             \
   X(OpConstantFalse, kTypedResult, "", false)            \
   X(OpConstantComposite, kTypedResult, "I*", false)      \
+  X(OpSpecConstant, kTypedResult, "LL*", false)          \
   X(OpVariable, kTypedResult, "LI?", false)              \
   /* Functions and control flow */                       \
   X(OpFunction, kTypedResult, "LI", false)               \

@@ -238,6 +238,16 @@ Id ModuleBuilder::constant_composite(Id type, const std::vector<Id>& parts) {
   return intern(spv::Op::OpConstantComposite, type, parts);
 }
 
+Id ModuleBuilder::spec_constant(Id type, uint32_t spec_id, uint32_t default_word) {
+  Id id = new_id();
+  if (auto inst = make(spv::Op::OpSpecConstant, type, id, {default_word})) {
+    types_constants_globals_.push_back(std::move(*inst));
+    decorate(id, spv::Decoration::SpecId, {spec_id});
+    return id;
+  }
+  return 0;
+}
+
 Id ModuleBuilder::global_variable(Id pointer_type, spv::StorageClass storage) {
   if (storage == spv::StorageClass::Function) {
     fail("global_variable: Function storage belongs in a function (use local_variable)");

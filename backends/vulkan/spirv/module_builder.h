@@ -84,6 +84,9 @@ class ModuleBuilder {
   Id constant_bool(bool value);
   Id constant(Id type, const std::vector<uint32_t>& literal_words);
   Id constant_composite(Id type, const std::vector<Id>& parts);
+  // An OpSpecConstant of a 32-bit scalar type with its SpecId decoration, never de-duplicated:
+  // each is a value the pipeline supplies (VkSpecializationInfo), `default_word` until then.
+  Id spec_constant(Id type, uint32_t spec_id, uint32_t default_word = 0);
 
   // A module-scope OpVariable (StorageBuffer, PushConstant, Workgroup, Input, ...).
   Id global_variable(Id pointer_type, spv::StorageClass storage);

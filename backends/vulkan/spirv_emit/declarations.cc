@@ -15,11 +15,26 @@ int push_constant_size(DType type) {
   return type == DType::kI64 || type == DType::kF64 ? 8 : 4;
 }
 
-PushConstantLayout push_constant_layout(const simt::Function& f) {
+bool specializable(DType type) {
+  switch (type) {
+    case DType::kI32: case DType::kU32: case DType::kBool: return true;
+    default: return false;
+  }
+}
+
+uint32_t specialization_word(DType type, int64_t value) {
+  uint32_t word = 0;
+  store_push_constant(type, value, static_cast<double>(value), &word);
+  return word;
+}
+
+PushConstantLayout push_constant_layout(const simt::Function& f, bool specialize_scalars) {
   PushConstantLayout layout;
   uint32_t at = 0;
   for (const simt::Param& p : f.params) {
-    if (p.is_array) {
+    const bool specialized = !p.is_array && specialize_scalars && specializable(p.type);
+    layout.specialized.push_back(specialized);
+    if (p.is_array || specialized) {
       layout.offsets.push_back(-1);
       continue;
     }
@@ -226,12 +241,19 @@ void Emitter::declare_interface() {
     ++binding;
   }
 
-  push_layout_ = push_constant_layout(f_);
+  push_layout_ = push_constant_layout(f_, o_.specialize_scalars);
+  spec_constants_.assign(f_.params.size(), 0);
+  for (uint32_t i = 0; i < f_.params.size(); ++i) {
+    if (!push_layout_.specialized[i]) continue;
+    DType t = f_.params[i].type;
+    spec_constants_[i] = b_.spec_constant(t == DType::kBool ? u32_type() : repr_type(t), i);
+    b_.set_name(spec_constants_[i], f_.params[i].name);
+  }
   if (push_layout_.total_bytes == 0) return;
   std::vector<Id> members;
   std::vector<uint32_t> params;
   for (uint32_t i = 0; i < f_.params.size(); ++i) {
-    if (f_.params[i].is_array) continue;
+    if (f_.params[i].is_array || push_layout_.specialized[i]) continue;
     DType t = f_.params[i].type;
     members.push_back(t == DType::kBool ? u32_type() : repr_type(t));
     params.push_back(i);
@@ -410,12 +432,15 @@ Id Emitter::scalar_param(uint32_t id) {
     return fail(absl::InvalidArgumentError(absl::StrCat("parameter ", id, " is not a scalar")));
   }
   DType t = f_.params[id].type;
-  uint32_t member = 0;
-  for (uint32_t i = 0; i < id; ++i) member += f_.params[i].is_array ? 0 : 1;
   Id stored = t == DType::kBool ? u32_type() : repr_type(t);
-  Id pointer = b_.access_chain(b_.type_pointer(spv::StorageClass::PushConstant, stored),
-                               push_block_, {u32(member)});
-  Id value = b_.load(stored, pointer);
+  Id value = spec_constants_[id];
+  if (value == 0) {
+    uint32_t member = 0;
+    for (uint32_t i = 0; i < id; ++i) member += f_.params[i].is_array || push_layout_.specialized[i] ? 0 : 1;
+    Id pointer = b_.access_chain(b_.type_pointer(spv::StorageClass::PushConstant, stored),
+                                 push_block_, {u32(member)});
+    value = b_.load(stored, pointer);
+  }
   if (t == DType::kBool) return b_.emit(spv::Op::OpINotEqual, bool_type(), {value, u32(0)});
   return value;
 }

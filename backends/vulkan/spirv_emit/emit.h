@@ -46,17 +46,30 @@ struct SpirvOptions {
   // arrays then exceed this is refused (ResourceExhausted) rather than handed to a driver that
   // may lose the device over it.
   uint32_t max_shared_bytes = 0;
+  // i32, u32 and bool scalar parameters become specialization constants instead of push
+  // constants: OpSpecConstant with SpecId = the parameter's index, supplied when the pipeline is
+  // created (specialization_word). The driver then compiles with the values known, which NVIDIA's
+  // needs to stage workgroup-scope matrix loads well (tests/bench/RESULTS.md, 2026-12-07
+  // (afternoon)); the price is a pipeline per set of values.
+  bool specialize_scalars = false;
 };
 
 // Where each scalar parameter lives in the push-constant block. Every scalar takes 4 bytes
 // (bool as a u32 0/1; i8 / u8 widened to 32-bit integers; f16 / bf16 widened to f32) or 8 bytes
 // (i64, f64), at an offset aligned to its size, in parameter order; the total is rounded up to
 // a multiple of 4.
+// With SpirvOptions::specialize_scalars, the parameters it specializes have no place here.
 struct PushConstantLayout {
   std::vector<int32_t> offsets;  // per parameter of the function; -1 for arrays
+  std::vector<bool> specialized; // per parameter: a specialization constant instead
   uint32_t total_bytes = 0;
 };
-PushConstantLayout push_constant_layout(const simt::Function& f);
+PushConstantLayout push_constant_layout(const simt::Function& f, bool specialize_scalars = false);
+
+// Whether specialize_scalars makes a parameter of this type a specialization constant, and the
+// 32-bit word that supplies its value (the wrapped integer; 0 or 1 for bool).
+bool specializable(DType type);
+uint32_t specialization_word(DType type, int64_t value);
 
 // The bytes a scalar parameter of type `type` occupies in the push-constant block, and how a
 // launch argument is stored there: integers (and bool) as int64 values, floats as doubles.

@@ -171,6 +171,7 @@ class Emitter {
   bool vulkan_memory_model_ = false;
   Id push_block_ = 0;
   PushConstantLayout push_layout_;
+  std::vector<Id> spec_constants_;  // per parameter: its OpSpecConstant, or 0
   std::vector<std::pair<spv::BuiltIn, Id>> builtins_;
   bool block_terminated_ = false;    // the current block ended with a return
 };

@@ -3,6 +3,7 @@
 // why); `auto` stays on a device that can run kernels.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -116,6 +117,65 @@ TEST_CASE("gelu on a vulkan device matches the formula") {
     double v = x[i];
     double expected = 0.5 * v * (1.0 + std::tanh(0.7978845608 * (v + 0.044715 * v * v * v)));
     CHECK(y[i] == doctest::Approx(expected).epsilon(1e-5));
+  }
+  tilert_stream_destroy(stream);
+  tilert_buffer_destroy(xb);
+  tilert_buffer_destroy(yb);
+  tilert_module_destroy(module);
+}
+
+// TILERT_VULKAN_SPECIALIZE=1 makes every kernel's integer scalars specialization constants (by
+// default only kernels on workgroup-scope matrices, which lavapipe lacks): each set of sizes gets
+// its own pipeline, and a launch must use the one made for its values, never another size's.
+TEST_CASE("a specialized kernel runs each set of sizes with its own pipeline") {
+  setenv("TILERT_VULKAN_SPECIALIZE", "1", 1);
+  Context context;
+  tilert_device device = vulkan_device_or_skip(context);
+  if (device == nullptr) {
+    unsetenv("TILERT_VULKAN_SPECIALIZE");
+    return;
+  }
+  tilert_module module = nullptr;
+  tilert_status loaded =
+      tilert_module_load_file(context.raw, device, TILERT_SOURCE_DIR "/examples/gelu.tile", &module);
+  unsetenv("TILERT_VULKAN_SPECIALIZE");  // read when the module is prepared
+  REQUIRE_MESSAGE(loaded == TILERT_OK, tilert_last_error());
+  tilert_kernel kernel = nullptr;
+  REQUIRE(tilert_kernel_get(module, "gelu", &kernel) == TILERT_OK);
+  const size_t capacity = 77 * 100;
+  std::vector<float> x(capacity);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = -3.0f + 6.0f * static_cast<float>(i % 89) / 89.0f;
+  tilert_buffer xb = nullptr, yb = nullptr;
+  REQUIRE(tilert_buffer_create(context.raw, device, capacity * 4, &xb) == TILERT_OK);
+  REQUIRE(tilert_buffer_create(context.raw, device, capacity * 4, &yb) == TILERT_OK);
+  REQUIRE(tilert_buffer_upload(xb, 0, x.data(), capacity * 4) == TILERT_OK);
+  tilert_stream stream = nullptr;
+  REQUIRE(tilert_stream_create(context.raw, device, &stream) == TILERT_OK);
+  // The second size is smaller: a launch that reused the first size's pipeline would write
+  // past its M x N elements, over the sentinel.
+  const int64_t sizes[3][2] = {{77, 100}, {33, 50}, {77, 100}};
+  for (const auto& size : sizes) {
+    const int64_t m = size[0], n = size[1];
+    CAPTURE(m);
+    CAPTURE(n);
+    std::vector<float> y(capacity, -7.0f);
+    REQUIRE(tilert_buffer_upload(yb, 0, y.data(), capacity * 4) == TILERT_OK);
+    int64_t shape[2] = {m, n};
+    tilert_arg args[4] = {tilert_arg_tensor(xb, TILERT_F32, 2, shape),
+                          tilert_arg_tensor(yb, TILERT_F32, 2, shape), tilert_arg_int(m),
+                          tilert_arg_int(n)};
+    REQUIRE_MESSAGE(tilert_launch(kernel, stream, args, 4) == TILERT_OK, tilert_last_error());
+    REQUIRE(tilert_stream_sync(stream) == TILERT_OK);
+    REQUIRE(tilert_buffer_download(yb, 0, y.data(), capacity * 4) == TILERT_OK);
+    int wrong = 0;
+    for (size_t i = 0; i < capacity; ++i) {
+      double v = x[i];
+      double expected = i < static_cast<size_t>(m * n)
+                            ? 0.5 * v * (1.0 + std::tanh(0.7978845608 * (v + 0.044715 * v * v * v)))
+                            : -7.0;
+      wrong += std::fabs(y[i] - expected) > 1e-5 * std::max(1.0, std::fabs(expected));
+    }
+    CHECK(wrong == 0);
   }
   tilert_stream_destroy(stream);
   tilert_buffer_destroy(xb);

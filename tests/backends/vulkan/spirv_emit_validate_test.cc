@@ -4,6 +4,7 @@
 // error naming the kernel; the push-constant layout follows its rule.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -320,6 +321,48 @@ TEST_CASE("push constants: 4 or 8 bytes per scalar, aligned to its size, in para
   float half = 0;
   store_push_constant(DType::kF16, 0, 1.0 + 1.0 / 4096, &half);
   CHECK(half == 1.0f);  // rounded to f16 precision
+}
+
+TEST_CASE("specialized scalars: i32, u32 and bool become spec constants, the rest stay push constants") {
+  simt::Function f;
+  f.name = "spec";
+  f.threads = 32;
+  f.params = {array_param("a", DType::kF32, true), scalar_param("n", DType::kI32), scalar_param("x", DType::kF32),
+              scalar_param("flag", DType::kBool), scalar_param("u", DType::kU32)};
+  // a[0] = n + u (as i32) + flag + x: every scalar is read.
+  Expr sum = Expr::binary(BinaryOp::kAdd, Expr::param(1, DType::kI32), Expr::cast(DType::kI32, Expr::param(4, DType::kU32)));
+  sum = Expr::binary(BinaryOp::kAdd, sum, Expr::cast(DType::kI32, Expr::param(3, DType::kBool)));
+  f.body.push_back(store(Space::kGlobal, 0, Expr::int_const(0),
+                         Expr::binary(BinaryOp::kAdd, Expr::cast(DType::kF32, sum), Expr::param(2, DType::kF32))));
+  PushConstantLayout layout = push_constant_layout(f, true);
+  CHECK(layout.specialized == std::vector<bool>{false, true, false, true, true});
+  CHECK(layout.offsets == std::vector<int32_t>{-1, -1, 0, -1, -1});
+  CHECK(layout.total_bytes == 4);
+  CHECK(push_constant_layout(f).total_bytes == 16);
+
+  SpirvOptions options = minimal_options();
+  options.specialize_scalars = true;
+  std::vector<uint32_t> words = emit_valid(f, options);
+  // One OpSpecConstant per specialized parameter, decorated SpecId = the parameter's index.
+  std::vector<std::vector<uint32_t>> specs = instructions(words, spv::Op::OpSpecConstant);
+  REQUIRE(specs.size() == 3);
+  std::vector<uint32_t> spec_ids;
+  for (const std::vector<uint32_t>& d : instructions(words, spv::Op::OpDecorate))
+    if (d[1] == static_cast<uint32_t>(spv::Decoration::SpecId)) spec_ids.push_back(d[2]);
+  std::sort(spec_ids.begin(), spec_ids.end());
+  CHECK(spec_ids == std::vector<uint32_t>{1, 3, 4});
+  // The push-constant block keeps only x.
+  uint32_t push_blocks = 0;
+  for (const std::vector<uint32_t>& v : instructions(words, spv::Op::OpVariable))
+    push_blocks += v[2] == static_cast<uint32_t>(spv::StorageClass::PushConstant);
+  CHECK(push_blocks == 1);
+  CHECK(instructions(emit_valid(f, minimal_options()), spv::Op::OpSpecConstant).empty());
+
+  CHECK(specialization_word(DType::kI32, -2) == 0xfffffffeu);
+  CHECK(specialization_word(DType::kBool, 7) == 1u);
+  CHECK(specializable(DType::kI32));
+  CHECK_FALSE(specializable(DType::kI64));
+  CHECK_FALSE(specializable(DType::kF32));
 }
 
 }  // namespace
