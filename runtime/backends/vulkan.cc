@@ -247,13 +247,11 @@ void print_pipeline_statistics(const vulkan::ComputePipeline& pipeline) {
 }
 
 // Gemm loops go onto workgroup-scope matrices (VK_NV_cooperative_matrix2; lowering/
-// lower_workgroup_gemm.cc) only when TILERT_VULKAN_WORKGROUP_MATRICES=1 and the device has them.
-// Opt-in: on an H100 the lowered loop ran the 4096^3 GEMM in 3.4 ms against the register
-// pipeline's 0.70 ms (tests/bench/RESULTS.md, 2026-12-07), although a hand-built module on the
-// same matrices reaches 0.46 ms; until the difference is found, the faster path is the default.
+// lower_workgroup_gemm.cc) where the device has them, unless TILERT_VULKAN_WORKGROUP_MATRICES=0
+// keeps them on the register pipeline.
 bool workgroup_matrices_requested() {
   const char* value = std::getenv("TILERT_VULKAN_WORKGROUP_MATRICES");
-  return value != nullptr && std::string_view(value) == "1";
+  return value == nullptr || std::string_view(value) != "0";
 }
 
 // Whether a kernel's integer scalars become specialization constants, one pipeline per set of
