@@ -40,6 +40,18 @@ tilert_device vulkan_device_or_skip(const Context& context) {
   return device;
 }
 
+// examples/gelu.tile's gelu over an m x n f32 tensor, launched and waited for.
+void launch_gelu(tilert_kernel kernel, tilert_stream stream, tilert_buffer x, tilert_buffer y, int64_t m,
+                 int64_t n) {
+  int64_t shape[2] = {m, n};
+  tilert_arg args[4] = {tilert_arg_tensor(x, TILERT_F32, 2, shape), tilert_arg_tensor(y, TILERT_F32, 2, shape),
+                        tilert_arg_int(m), tilert_arg_int(n)};
+  REQUIRE_MESSAGE(tilert_launch(kernel, stream, args, 4) == TILERT_OK, tilert_last_error());
+  REQUIRE(tilert_stream_sync(stream) == TILERT_OK);
+}
+
+double gelu(double v) { return 0.5 * v * (1.0 + std::tanh(0.7978845608 * (v + 0.044715 * v * v * v))); }
+
 TEST_CASE("vulkan devices are listed with name, driver and features") {
   Context context;
   tilert_device device = vulkan_device_or_skip(context);
@@ -106,18 +118,9 @@ TEST_CASE("gelu on a vulkan device matches the formula") {
   REQUIRE(tilert_buffer_upload(xb, 0, x.data(), x.size() * 4) == TILERT_OK);
   tilert_stream stream = nullptr;
   REQUIRE(tilert_stream_create(context.raw, device, &stream) == TILERT_OK);
-  int64_t shape[2] = {m, n};
-  tilert_arg args[4] = {tilert_arg_tensor(xb, TILERT_F32, 2, shape),
-                        tilert_arg_tensor(yb, TILERT_F32, 2, shape), tilert_arg_int(m),
-                        tilert_arg_int(n)};
-  REQUIRE_MESSAGE(tilert_launch(kernel, stream, args, 4) == TILERT_OK, tilert_last_error());
-  REQUIRE(tilert_stream_sync(stream) == TILERT_OK);
+  launch_gelu(kernel, stream, xb, yb, m, n);
   REQUIRE(tilert_buffer_download(yb, 0, y.data(), y.size() * 4) == TILERT_OK);
-  for (size_t i = 0; i < x.size(); ++i) {
-    double v = x[i];
-    double expected = 0.5 * v * (1.0 + std::tanh(0.7978845608 * (v + 0.044715 * v * v * v)));
-    CHECK(y[i] == doctest::Approx(expected).epsilon(1e-5));
-  }
+  for (size_t i = 0; i < x.size(); ++i) CHECK(y[i] == doctest::Approx(gelu(x[i])).epsilon(1e-5));
   tilert_stream_destroy(stream);
   tilert_buffer_destroy(xb);
   tilert_buffer_destroy(yb);
@@ -160,19 +163,11 @@ TEST_CASE("a specialized kernel runs each set of sizes with its own pipeline") {
     CAPTURE(n);
     std::vector<float> y(capacity, -7.0f);
     REQUIRE(tilert_buffer_upload(yb, 0, y.data(), capacity * 4) == TILERT_OK);
-    int64_t shape[2] = {m, n};
-    tilert_arg args[4] = {tilert_arg_tensor(xb, TILERT_F32, 2, shape),
-                          tilert_arg_tensor(yb, TILERT_F32, 2, shape), tilert_arg_int(m),
-                          tilert_arg_int(n)};
-    REQUIRE_MESSAGE(tilert_launch(kernel, stream, args, 4) == TILERT_OK, tilert_last_error());
-    REQUIRE(tilert_stream_sync(stream) == TILERT_OK);
+    launch_gelu(kernel, stream, xb, yb, m, n);
     REQUIRE(tilert_buffer_download(yb, 0, y.data(), capacity * 4) == TILERT_OK);
     int wrong = 0;
     for (size_t i = 0; i < capacity; ++i) {
-      double v = x[i];
-      double expected = i < static_cast<size_t>(m * n)
-                            ? 0.5 * v * (1.0 + std::tanh(0.7978845608 * (v + 0.044715 * v * v * v)))
-                            : -7.0;
+      double expected = i < static_cast<size_t>(m * n) ? gelu(x[i]) : -7.0;
       wrong += std::fabs(y[i] - expected) > 1e-5 * std::max(1.0, std::fabs(expected));
     }
     CHECK(wrong == 0);
