@@ -12,7 +12,9 @@
 #include <memory>
 #include <mutex>
 #include <string_view>
+#include <utility>
 #include <variant>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
@@ -181,7 +183,9 @@ struct PreparedKernel {
   bool specialized = false;
   std::vector<uint32_t> spirv;
   vulkan::PipelineDescription description;  // without its spirv span, set at each creation
-  mutable absl::flat_hash_map<std::vector<uint32_t>, std::unique_ptr<vulkan::ComputePipeline>> pipelines;
+  // Keyed by the launch's (SpecId, word) pairs, which are also what the pipeline is made with.
+  mutable absl::flat_hash_map<std::vector<std::pair<uint32_t, uint32_t>>, std::unique_ptr<vulkan::ComputePipeline>>
+      pipelines;
   std::unique_ptr<std::mutex> pipelines_mutex = std::make_unique<std::mutex>();
   // The status record (kernels with one): mapped memory made once, zeroed before and read after
   // each launch, which holds the mutex throughout. A record per launch cost two transfers and
@@ -346,19 +350,13 @@ bool device_time_wanted() {
 // it was made now (a software driver compiles it in its first dispatch).
 absl::StatusOr<std::pair<vulkan::ComputePipeline*, bool>> specialized_pipeline(
     const std::shared_ptr<vulkan::Device>& device, const PreparedKernel& kernel,
-    const std::vector<uint32_t>& values) {
+    const std::vector<std::pair<uint32_t, uint32_t>>& values) {
   std::lock_guard<std::mutex> lock(*kernel.pipelines_mutex);
   auto& pipelines = kernel.pipelines;
   if (auto it = pipelines.find(values); it != pipelines.end()) return std::make_pair(it->second.get(), false);
   vulkan::PipelineDescription description = kernel.description;
   description.spirv = kernel.spirv;
-  size_t value = 0;
-  for (uint32_t i = 0; i < kernel.push_constants.specialized.size(); ++i) {
-    if (!kernel.push_constants.specialized[i]) continue;
-    if (value == values.size())
-      return absl::InternalError(absl::StrCat("kernel ", description.kernel_name, ": a specialized parameter has no value"));
-    description.specialization.emplace_back(i, values[value++]);
-  }
+  description.specialization = values;
   ASSIGN_OR_RETURN(std::unique_ptr<vulkan::ComputePipeline> pipeline, vulkan::ComputePipeline::create(device, description));
   if (description.capture_statistics) print_pipeline_statistics(*pipeline);
   vulkan::ComputePipeline* made = pipeline.get();
@@ -374,7 +372,8 @@ absl::Status vulkan_launch(const DeviceRecord&, void*, const LaunchRequest& requ
   const simt::Function& function = kernel.function;
   std::vector<vulkan::Buffer*> buffers;
   std::vector<std::byte> push_constants(kernel.push_constants.total_bytes);
-  std::vector<uint32_t> specialization;  // the specialized parameters' words, in parameter order
+  // The specialized parameters' (SpecId = parameter index, word), in parameter order.
+  std::vector<std::pair<uint32_t, uint32_t>> specialization;
   for (size_t i = 0; i < request.args.size() && i < function.params.size(); ++i) {
     const simt::Param& param = function.params[i];
     const LaunchValue& value = request.args[i];
@@ -391,7 +390,8 @@ absl::Status vulkan_launch(const DeviceRecord&, void*, const LaunchRequest& requ
     const auto* as_int = std::get_if<int64_t>(&value);
     const auto* as_float = std::get_if<double>(&value);
     if (kernel.push_constants.specialized[i]) {
-      specialization.push_back(vulkan::specialization_word(param.type, as_int ? *as_int : static_cast<int64_t>(*as_float)));
+      specialization.emplace_back(static_cast<uint32_t>(i), vulkan::specialization_word(
+                                      param.type, as_int ? *as_int : static_cast<int64_t>(*as_float)));
       continue;
     }
     int32_t offset = kernel.push_constants.offsets[i];
